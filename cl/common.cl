@@ -1,0 +1,30 @@
+/* Shared by every batchcl kernel: the host prepends this file to each algorithm's source.
+ * Build options: -DBCL_DOUBLE selects double precision (float otherwise); -DBCL_INTERLEAVED selects
+ * the interleaved batch layout for global arrays (element e of problem k at e*stride + k). */
+#ifdef BCL_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define REAL_T double
+#define MASK_T long /* what comparisons of double vectors return */
+#else
+#define REAL_T float
+#define MASK_T int
+#endif
+typedef REAL_T real;
+
+#define BCL_CAT_(a, b) a##b
+#define BCL_CAT(a, b) BCL_CAT_(a, b)
+
+/* Position of element e of problem k in a global batch array whose problems hold `per` elements. */
+#ifdef BCL_INTERLEAVED
+#define BATCH_INDEX(k, e, per, stride) ((ulong)(e) * (ulong)(stride) + (ulong)(k))
+#else
+#define BATCH_INDEX(k, e, per, stride) ((ulong)(k) * (ulong)(per) + (ulong)(e))
+#endif
+
+/* Split a flat index t over the elements of `nprob` consecutive problems of `per` elements each
+ * into (problem, element) so that consecutive work-items touch consecutive global addresses. */
+#ifdef BCL_INTERLEAVED
+#define SPLIT_INDEX(t, nprob, per, p, e) do { (p) = (t) % (nprob); (e) = (t) / (nprob); } while (0)
+#else
+#define SPLIT_INDEX(t, nprob, per, p, e) do { (p) = (t) / (per); (e) = (t) - (p) * (per); } while (0)
+#endif

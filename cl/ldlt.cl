@@ -1,0 +1,405 @@
+/* Batched LDL^T factorization and solve of symmetric positive definite systems, no pivoting
+ * (Abbas-Turki & Graillat 2016, Sect. 3: symmetric-small-systems-abbas-turki-graillat-2016.txt).
+ *
+ * Mappings (build option):
+ *   -DLDLT_SIMD   one work-item per problem (the paper's SIMD version) or, with -DVW=w, w problems
+ *                 per work-item held in the lanes of an OpenCL vector (CPUs). Packed triangles live
+ *                 in local memory, per work-item (contiguous rows) or interleaved across the
+ *                 work-group (-DSIMD_INTERLEAVED, VW = 1 only: conflict-free on GPUs). n is a run-time
+ *                 argument, so one build serves every n.
+ *   -DLDLT_COOP   ROWS rows per work-item, NSTAR = ceil(NMAX/ROWS) work-items per problem: ROWS = 1 is
+ *                 the paper's collaborative version, ROWS >= 2 its hybrid version with n* = NSTAR.
+ *                 Each work-item keeps its rows in registers and the pivot column is broadcast
+ *                 through local memory, so a local-memory word read feeds ROWS fused multiply-adds
+ *                 (a left-looking update from local memory needs two reads per multiply-add and
+ *                 saturates the load unit long before the arithmetic units). Needs compile-time
+ *                 NMAX >= n; -DNEXACT says n == NMAX.
+ *
+ * Storage of a factor ("row-packed"): row i of L at offset i(i+1)/2, holding L(i,0..i-1) then D(i).
+ * That is L^T stored column after column, LAPACK's upper packed format, as the paper's shared
+ * memory holds it. A pivot that is not > 0 (or NaN) stops the factorization of that problem only:
+ * info = its 1-based index and X = B, as LAPACK leaves B.
+ *
+ * Kernel arguments are the same for both mappings; `mode` is a set of LDLT_* bits. */
+
+#define LDLT_FACTOR 1 /* factor A; otherwise read the factors from LD */
+#define LDLT_STORE 2  /* write the factors to LD */
+#define LDLT_SOLVE 4  /* solve with B, write X */
+
+#define ROW_START(i) (((i) * ((i) + 1)) / 2)
+
+#if defined(LDLT_SIMD)
+
+/* VW problems per work-item, one per lane of an OpenCL vector (VW = 1: the paper's SIMD version).
+ * CPUs run the lanes in their vector units; the arithmetic never mixes lanes. */
+#ifndef VW
+#define VW 1
+#endif
+#if VW == 1
+typedef real realv;
+typedef MASK_T maskv; /* select() on a double takes a long mask */
+#else
+typedef BCL_CAT(REAL_T, VW) realv;
+typedef BCL_CAT(MASK_T, VW) maskv;
+#endif
+
+/* Element e of work-item w's problems; with VW lanes, scalar lane v sits at VW*LDS_AT(w, e) + v. */
+#ifdef SIMD_INTERLEAVED
+#define LDS_AT(w, e) ((e) * mpw + (w))
+#else
+#define LDS_AT(w, e) ((w) * per_lds + (e))
+#endif
+#define LDS(w, e) ldsv[LDS_AT(w, e)]
+/* scalar slot of element e of the group's problem p */
+#define LDS_SCALAR(p, e) lds[LDS_AT((p) / VW, e) * VW + (p) % VW]
+
+__kernel void ldlt_simd(__global const real *A, ulong offA, __global const real *B, ulong offB,
+                        __global real *X, ulong offX, __global real *LD, ulong offLD,
+                        __global int *info, ulong offInfo, int n, int nrhs, uint count,
+                        ulong stride, int mode, __local real *lds)
+{
+    const int mpw = (int)get_local_size(0);
+    const int w = (int)get_local_id(0);
+    const uint first = (uint)get_group_id(0) * (uint)(mpw * VW);
+    const uint nprob = min((uint)(mpw * VW), count - first);
+    const int packed = n * (n + 1) / 2;
+    const int per_lds = packed + n; /* triangle, then a work vector of n */
+    const uint nn = (uint)(n * n);
+    __local realv *ldsv = (__local realv *)lds;
+    __local int *failed = (__local int *)(lds + (size_t)mpw * VW * per_lds); /* per problem */
+
+#if VW == 1
+    /* cooperative loads: consecutive work-items read consecutive global addresses (GPUs) */
+    if (mode & LDLT_FACTOR) {
+        for (uint t = (uint)w; t < nprob * nn; t += (uint)mpw) {
+            uint p, e;
+            SPLIT_INDEX(t, nprob, nn, p, e);
+            const int col = (int)(e / (uint)n), row = (int)e - col * n;
+            if (row >= col)
+                LDS_SCALAR(p, ROW_START(row) + col) = A[offA + BATCH_INDEX(first + p, e, nn, stride)];
+        }
+    } else {
+        for (uint t = (uint)w; t < nprob * (uint)packed; t += (uint)mpw) {
+            uint p, e;
+            SPLIT_INDEX(t, nprob, (uint)packed, p, e);
+            LDS_SCALAR(p, e) = LD[offLD + BATCH_INDEX(first + p, e, packed, stride)];
+        }
+    }
+#else
+    /* each work-item reads its own problems, column by column (CPUs: no index arithmetic) */
+    for (int v = 0; v < VW && (uint)(w * VW + v) < nprob; ++v) {
+        const uint p = (uint)(w * VW + v);
+        if (mode & LDLT_FACTOR) {
+            for (int col = 0; col < n; ++col)
+                for (int row = col; row < n; ++row)
+                    LDS_SCALAR(p, ROW_START(row) + col) =
+                        A[offA + BATCH_INDEX(first + p, (uint)(col * n + row), nn, stride)];
+        } else {
+            for (int e = 0; e < packed; ++e)
+                LDS_SCALAR(p, e) = LD[offLD + BATCH_INDEX(first + p, (uint)e, packed, stride)];
+        }
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    const bool active = (uint)(w * VW) < nprob;
+    if ((mode & LDLT_FACTOR) && active) {
+        maskv fail = (maskv)0;
+        for (int j = 0; j < n; ++j) {
+            const realv d = LDS(w, ROW_START(j) + j);
+            /* a pivot that is not > 0 (NaN included) stops its lane: its multipliers become 0 */
+            const maskv bad = !isgreater(d, (realv)0) & (fail == (maskv)0);
+            fail = select(fail, (maskv)(j + 1), bad);
+            const realv dinv = select((realv)0, (realv)1 / d, (maskv)(fail == (maskv)0));
+            /* column j below the pivot, gathered so that row updates run over contiguous memory */
+            for (int i = j + 1; i < n; ++i)
+                LDS(w, packed + i) = LDS(w, ROW_START(i) + j);
+            for (int i = j + 1; i < n; ++i) {
+                const realv l = LDS(w, packed + i) * dinv;
+                const int ri = ROW_START(i);
+                for (int k = j + 1; k <= i; ++k)
+                    LDS(w, ri + k) -= l * LDS(w, packed + k);
+                LDS(w, ri + j) = l;
+            }
+        }
+#if VW == 1
+        failed[w] = fail;
+#else
+        MASK_T lanes[VW];
+        BCL_CAT(vstore, VW)(fail, 0, lanes);
+        for (int v = 0; v < VW; ++v)
+            failed[w * VW + v] = (int)lanes[v];
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (mode & LDLT_FACTOR)
+        for (uint p = (uint)w; p < nprob; p += (uint)mpw)
+            info[offInfo + first + p] = failed[p];
+
+    if (mode & LDLT_STORE) {
+#if VW == 1
+        for (uint t = (uint)w; t < nprob * (uint)packed; t += (uint)mpw) {
+            uint p, e;
+            SPLIT_INDEX(t, nprob, (uint)packed, p, e);
+            LD[offLD + BATCH_INDEX(first + p, e, packed, stride)] = LDS_SCALAR(p, e);
+        }
+#else
+        for (int v = 0; v < VW && (uint)(w * VW + v) < nprob; ++v)
+            for (int e = 0; e < packed; ++e)
+                LD[offLD + BATCH_INDEX(first + (uint)(w * VW + v), (uint)e, packed, stride)] =
+                    LDS_SCALAR((uint)(w * VW + v), e);
+#endif
+    }
+
+    const uint nb = (uint)(n * nrhs);
+    const bool check = (mode & LDLT_FACTOR) != 0;
+    const int nsolve = (mode & LDLT_SOLVE) ? nrhs : 0; /* no early return: barriers follow */
+    for (int c = 0; c < nsolve; ++c) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+#if VW == 1
+        for (uint t = (uint)w; t < nprob * (uint)n; t += (uint)mpw) {
+            uint p, e;
+            SPLIT_INDEX(t, nprob, (uint)n, p, e);
+            LDS_SCALAR(p, packed + e) =
+                B[offB + BATCH_INDEX(first + p, (uint)c * (uint)n + e, nb, stride)];
+        }
+#else
+        for (int v = 0; v < VW && (uint)(w * VW + v) < nprob; ++v)
+            for (int e = 0; e < n; ++e)
+                LDS_SCALAR((uint)(w * VW + v), packed + e) = B[offB + BATCH_INDEX(
+                    first + (uint)(w * VW + v), (uint)(c * n + e), nb, stride)];
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (active) {
+            /* L z = b by rows (dot products over contiguous rows), z <- D^-1 z */
+            for (int i = 0; i < n; ++i) {
+                const int ri = ROW_START(i);
+                realv s = LDS(w, packed + i);
+                for (int k = 0; k < i; ++k)
+                    s -= LDS(w, ri + k) * LDS(w, packed + k);
+                LDS(w, packed + i) = s;
+            }
+            for (int i = 0; i < n; ++i)
+                LDS(w, packed + i) /= LDS(w, ROW_START(i) + i);
+            /* L^T x = z by columns of L^T, i.e. rows of L (contiguous updates) */
+            for (int i = n - 1; i > 0; --i) {
+                const realv xi = LDS(w, packed + i);
+                const int ri = ROW_START(i);
+                for (int k = 0; k < i; ++k)
+                    LDS(w, packed + k) -= LDS(w, ri + k) * xi;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* a failed problem keeps its right-hand side, as LAPACK leaves B */
+#if VW == 1
+        for (uint t = (uint)w; t < nprob * (uint)n; t += (uint)mpw) {
+            uint p, e;
+            SPLIT_INDEX(t, nprob, (uint)n, p, e);
+            const ulong at = BATCH_INDEX(first + p, (uint)c * (uint)n + e, nb, stride);
+            X[offX + at] = (check && failed[p]) ? B[offB + at] : LDS_SCALAR(p, packed + e);
+        }
+#else
+        for (int v = 0; v < VW && (uint)(w * VW + v) < nprob; ++v) {
+            const uint p = (uint)(w * VW + v);
+            const bool keep = check && failed[p];
+            for (int e = 0; e < n; ++e) {
+                const ulong at = BATCH_INDEX(first + p, (uint)(c * n + e), nb, stride);
+                X[offX + at] = keep ? B[offB + at] : LDS_SCALAR(p, packed + e);
+            }
+        }
+#endif
+    }
+}
+
+#elif defined(LDLT_COOP)
+
+#ifndef ROWS
+#define ROWS 1
+#endif
+#define NSTAR ((NMAX + ROWS - 1) / ROWS)
+/* GPUs need the loops over a row unrolled (-DBCL_UNROLL) so the row stays in registers; CPU
+ * compilers keep arrays in memory either way and compile the rolled loops much faster. */
+#ifdef BCL_UNROLL
+#define UNROLL _Pragma("unroll")
+#else
+#define UNROLL
+#endif
+#ifdef NEXACT
+#define NN NMAX /* lets the compiler drop the size guards */
+#else
+#define NN n
+#endif
+
+__kernel void ldlt_coop(__global const real *A, ulong offA, __global const real *B, ulong offB,
+                        __global real *X, ulong offX, __global real *LD, ulong offLD,
+                        __global int *info, ulong offInfo, int n, int nrhs, uint count,
+                        ulong stride, int mode, __local real *lds)
+{
+    const int lid = (int)get_local_id(0);
+    const int w = lid / NSTAR;   /* problem within the work-group */
+    const int t = lid - w * NSTAR; /* work-item within the problem */
+    const int mpw = (int)get_local_size(0) / NSTAR;
+    const uint first = (uint)get_group_id(0) * (uint)mpw;
+    const uint nprob = min((uint)mpw, count - first);
+    const uint prob = first + (uint)w;
+    const bool active = (uint)w < nprob;
+    const bool factor = (mode & LDLT_FACTOR) != 0;
+    const int packed = NN * (NN + 1) / 2;
+    const uint nn = (uint)(NN * NN);
+    __local real *tri = lds + w * packed;                    /* row-packed factor */
+    __local real *col = lds + mpw * packed + w * 3 * NMAX;   /* two pivot-column buffers */
+    __local real *vec = col + 2 * NMAX;                      /* solution broadcast */
+
+    /* Every barrier below sits in code all work-items run unconditionally (loops with uniform
+     * trip counts at most): CPU implementations replicate the code following a barrier inside a
+     * branch, which makes these unrolled kernels take minutes to compile. Work that does not
+     * apply (steps past n, a mode bit not set) is masked instead. */
+    int row[ROWS];
+UNROLL
+    for (int r = 0; r < ROWS; ++r)
+        row[r] = t + r * NSTAR;
+
+    real a[ROWS][NMAX];
+    if (factor) {
+UNROLL
+        for (int r = 0; r < ROWS; ++r) {
+            const bool live = active && row[r] < NN;
+UNROLL
+            for (int k = 0; k < NMAX; ++k)
+                a[r][k] = (live && k <= row[r])
+                              ? A[offA + BATCH_INDEX(prob, (uint)(k * NN + row[r]), nn, stride)]
+                              : (real)0;
+        }
+    } else {
+        for (uint e = (uint)lid; e < nprob * (uint)packed; e += get_local_size(0)) {
+            uint p, q;
+            SPLIT_INDEX(e, nprob, (uint)packed, p, q);
+            lds[p * (uint)packed + q] = LD[offLD + BATCH_INDEX(first + p, q, packed, stride)];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!factor) {
+UNROLL
+        for (int r = 0; r < ROWS; ++r) {
+            const bool live = active && row[r] < NN;
+UNROLL
+            for (int k = 0; k < NMAX; ++k)
+                a[r][k] = (live && k <= row[r]) ? tri[ROW_START(row[r]) + k] : (real)0;
+        }
+    }
+
+    /* Right-looking elimination: step j broadcasts column j; each work-item updates its rows. */
+    int fail = 0;
+UNROLL
+    for (int j = 0; j < NMAX; ++j) {
+        __local real *buf = col + (j & 1) * NMAX;
+        if (factor) {
+UNROLL
+            for (int r = 0; r < ROWS; ++r)
+                if (row[r] >= j && row[r] < NN)
+                    buf[row[r]] = a[r][j];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (factor && j < NN) {
+            const real d = buf[j];
+            if (!(d > (real)0) && !fail)
+                fail = j + 1;
+            /* after a failure the multipliers are 0: the values stay finite and unused */
+            const real dinv = fail ? (real)0 : (real)1 / d;
+UNROLL
+            for (int r = 0; r < ROWS; ++r) {
+                if (row[r] > j && row[r] < NN) {
+                    const real l = a[r][j] * dinv;
+UNROLL
+                    for (int k = j + 1; k < NMAX; ++k)
+                        if (k < NN)
+                            a[r][k] -= l * buf[k];
+                    a[r][j] = l;
+                }
+            }
+        }
+    }
+    if (factor) {
+UNROLL
+        for (int r = 0; r < ROWS; ++r)
+            if (active && row[r] < NN) {
+UNROLL
+                for (int k = 0; k < NMAX; ++k)
+                    if (k <= row[r])
+                        tri[ROW_START(row[r]) + k] = a[r][k];
+            }
+        if (active && t == 0)
+            info[offInfo + prob] = fail;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    if (mode & LDLT_STORE) {
+        for (uint e = (uint)lid; e < nprob * (uint)packed; e += get_local_size(0)) {
+            uint p, q;
+            SPLIT_INDEX(e, nprob, (uint)packed, p, q);
+            LD[offLD + BATCH_INDEX(first + p, q, packed, stride)] = lds[p * (uint)packed + q];
+        }
+    }
+
+    real dg[ROWS];
+UNROLL
+    for (int r = 0; r < ROWS; ++r)
+        dg[r] = (active && row[r] < NN) ? tri[ROW_START(row[r]) + row[r]] : (real)1;
+
+    const uint nb = (uint)(NN * nrhs);
+    const int nsolve = (mode & LDLT_SOLVE) ? nrhs : 0;
+    for (int c = 0; c < nsolve; ++c) {
+        real y[ROWS];
+UNROLL
+        for (int r = 0; r < ROWS; ++r)
+            y[r] = (active && row[r] < NN)
+                       ? B[offB + BATCH_INDEX(prob, (uint)(c * NN + row[r]), nb, stride)]
+                       : (real)0;
+        barrier(CLK_LOCAL_MEM_FENCE); /* col and vec are free again */
+        /* L z = b: step j broadcasts z_j, the rows below subtract L(i,j) z_j (L(i,j) in registers) */
+UNROLL
+        for (int j = 0; j < NMAX; ++j) {
+UNROLL
+            for (int r = 0; r < ROWS; ++r)
+                if (row[r] == j)
+                    col[j] = y[r];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (j < NN) {
+                const real zj = col[j];
+UNROLL
+                for (int r = 0; r < ROWS; ++r)
+                    if (row[r] > j)
+                        y[r] -= a[r][j] * zj;
+            }
+        }
+UNROLL
+        for (int r = 0; r < ROWS; ++r)
+            y[r] /= dg[r];
+        /* L^T x = z: step i broadcasts x_i, the rows above subtract L(i,k) x_i (row i in local) */
+UNROLL
+        for (int i = NMAX - 1; i >= 0; --i) {
+UNROLL
+            for (int r = 0; r < ROWS; ++r)
+                if (row[r] == i)
+                    vec[i] = y[r];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (i < NN) {
+                const real xi = vec[i];
+UNROLL
+                for (int r = 0; r < ROWS; ++r)
+                    if (row[r] < i)
+                        y[r] -= tri[ROW_START(i) + row[r]] * xi;
+            }
+        }
+UNROLL
+        for (int r = 0; r < ROWS; ++r)
+            if (active && row[r] < NN) {
+                const ulong at = BATCH_INDEX(prob, (uint)(c * NN + row[r]), nb, stride);
+                X[offX + at] = fail ? B[offB + at] : y[r];
+            }
+    }
+}
+
+#else
+#error "define LDLT_SIMD or LDLT_COOP"
+#endif

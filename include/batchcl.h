@@ -1,0 +1,225 @@
+/*
+ * batchcl — batched small linear algebra on OpenCL devices (GPUs and CPUs).
+ *
+ * Conventions (shared by every routine):
+ *  - Batches are contiguous column-major problems: matrix k of an n-by-n batch starts at A + k*n*n,
+ *    vector block k of right-hand sides at B + k*n*nrhs ("MW" layout). Device-buffer entry points
+ *    (suffix _cl) also accept the interleaved layout, where element e of problem k lives at
+ *    e*batch + k.
+ *  - info[k] (int32, one per problem) follows LAPACK: 0 success, > 0 the 1-based index where the
+ *    algorithm failed for problem k. A failed problem never touches the results of the others.
+ *  - Every call returns a bcl_status. BCL_NUMERICAL_FAILURE means "the call ran, and info[k] != 0
+ *    for at least one k"; all other problems hold valid results. bcl_last_error() explains failures
+ *    (which argument, which path was searched, the OpenCL build log).
+ *  - Bad arguments (negative sizes, NULL pointers, overlapping outputs) return BCL_INVALID_ARGUMENT
+ *    and touch no output. A zero size returns BCL_SUCCESS at once.
+ *  - Host-pointer calls run batches of any size: they are split into chunks that fit the device and
+ *    copies overlap computation on several queues.
+ *  - A bcl_context is not thread-safe: use one context per host thread.
+ *
+ * Environment: BATCHCL_DEVICE (device choice), BATCHCL_KERNEL_DIR (kernel sources),
+ * BATCHCL_CACHE_DIR (program binaries; "off" disables, default ~/.cache/batchcl),
+ * BATCHCL_DEVICE_MEMORY_LIMIT (bytes of device memory the library may plan for),
+ * BATCHCL_ZERO_COPY=0 (copy through device buffers even on devices sharing host memory),
+ * BATCHCL_STAGING=0|1 (stage pageable host memory through pinned buffers; default on discrete GPUs).
+ */
+#ifndef BATCHCL_H
+#define BATCHCL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BCL_VERSION_MAJOR 0
+#define BCL_VERSION_MINOR 1
+#define BCL_VERSION_PATCH 0
+
+/* "0.1.0" */
+const char *bcl_version(void);
+
+typedef struct bcl_context bcl_context;
+
+typedef enum {
+    BCL_SUCCESS = 0,
+    BCL_INVALID_ARGUMENT,   /* a size, pointer, method or option is not acceptable */
+    BCL_UNSUPPORTED_SIZE,   /* n (or m) is beyond what this device can run */
+    BCL_OUT_OF_MEMORY,      /* host or device allocation failed */
+    BCL_DEVICE_NOT_FOUND,   /* no OpenCL device matches the request */
+    BCL_KERNEL_NOT_FOUND,   /* a .cl file was not found in any kernel directory */
+    BCL_BUILD_FAILED,       /* the OpenCL compiler rejected a kernel (log in bcl_last_error) */
+    BCL_OPENCL_ERROR,       /* an OpenCL call failed (code in bcl_last_error) */
+    BCL_NUMERICAL_FAILURE,  /* the call completed but info[k] != 0 for some problem k */
+    BCL_NOT_IMPLEMENTED     /* the method exists in the API but not in this build */
+} bcl_status;
+
+typedef enum {
+    BCL_AUTO = 0,           /* adaptive strategy */
+    BCL_LDLT,               /* LDL^T factorization without pivoting: symmetric positive definite A */
+    BCL_HOUSEHOLDER_PCR,    /* A = Q T Q^T, then PCR on T */
+    BCL_EIGEN               /* truncated eigendecomposition solve */
+} bcl_method;
+
+typedef enum {
+    BCL_LAYOUT_CONTIGUOUS = 0,  /* element e of problem k at k*size + e */
+    BCL_LAYOUT_INTERLEAVED      /* element e of problem k at e*batch + k */
+} bcl_layout;
+
+/* How work-items are mapped onto problems (Abbas-Turki & Graillat 2016, Sect. 3.2). */
+typedef enum {
+    BCL_MAPPING_AUTO = 0,       /* from the tuning table */
+    BCL_MAPPING_SIMD,           /* one work-item per problem */
+    BCL_MAPPING_COLLABORATIVE,  /* n work-items per problem, one row each */
+    BCL_MAPPING_HYBRID          /* n* < n work-items per problem, several rows each */
+} bcl_mapping;
+
+/*
+ * Execution parameters. Every field at 0 means "look it up in the tuning table". Set them with
+ * bcl_set_params() to force a variant (tests, benchmarks, tuning); they apply to every later call
+ * on the context until bcl_set_params(ctx, NULL).
+ */
+typedef struct {
+    bcl_mapping mapping;
+    int work_items_per_problem; /* n* of the hybrid mapping; 0 = table (n/2 on GPUs for n < 40) */
+    int problems_per_group;     /* problems per work-group; 0 = table, capped by local memory */
+    int specialize;             /* 1: compile for the exact n; -1: for a size bucket; 0: table */
+    int simd_interleaved;       /* SIMD local-memory layout: 1 interleaved, -1 per problem, 0 table */
+    int problems_per_work_item; /* SIMD: problems per work-item, in vector lanes (1, 2, 4, 8, 16) */
+    size_t chunk_problems;      /* host-pointer calls: problems per chunk; 0 = from device memory */
+    int queues;                 /* host-pointer calls: queues used for overlap (1..4); 0 = table */
+} bcl_params;
+
+typedef struct {
+    char name[256];
+    char vendor[256];
+    char driver_version[128];
+    char opencl_version[128];
+    int is_gpu;                 /* 1 for CL_DEVICE_TYPE_GPU */
+    int has_fp64;
+    int host_unified_memory;    /* device shares memory with the host (CPUs, integrated GPUs) */
+    cl_uint compute_units;
+    size_t local_mem_bytes;
+    size_t max_work_group_size;
+    size_t work_group_multiple; /* SIMD width of the device (warp/wavefront), or its preference */
+    cl_uint vector_width_float; /* preferred vector widths (CL_DEVICE_PREFERRED_VECTOR_WIDTH_*) */
+    cl_uint vector_width_double;
+    cl_ulong global_mem_bytes;
+    cl_ulong max_alloc_bytes;
+} bcl_device_info;
+
+/* ---- context -------------------------------------------------------------------------------- */
+
+/*
+ * Create a context on one device. device_spec (or, when NULL, the environment variable
+ * BATCHCL_DEVICE) is one of: "gpu", "cpu", "P:D" (platform and device index), or a substring of
+ * the device name (case-insensitive). Default: the first GPU, else the first CPU device.
+ * On failure *ctx is NULL and bcl_last_error(NULL) explains why.
+ */
+bcl_status bcl_create(bcl_context **ctx, const char *device_spec);
+
+/* Adopt an application's queue: routines' _cl entry points enqueue on it. The queue is retained. */
+bcl_status bcl_create_from_queue(bcl_context **ctx, cl_command_queue queue);
+
+void bcl_destroy(bcl_context *ctx);
+
+const char *bcl_status_string(bcl_status s);
+
+/* Explanation of the last failed call on ctx (or of the last failed bcl_create when ctx is NULL). */
+const char *bcl_last_error(const bcl_context *ctx);
+
+bcl_status bcl_device_info_get(const bcl_context *ctx, bcl_device_info *info);
+
+/* The OpenCL objects behind the context, for device-buffer calls and interop (clBLAST, ...). */
+cl_context bcl_cl_context(const bcl_context *ctx);
+cl_device_id bcl_cl_device(const bcl_context *ctx);
+cl_command_queue bcl_cl_queue(const bcl_context *ctx);
+
+/* The kernel and build options of the last launch on ctx, and its group shape (for tests,
+ * benchmarks and tuning: which variant ran). */
+const char *bcl_last_kernel(const bcl_context *ctx);
+
+/* Force execution parameters (see bcl_params); NULL restores the tuning table. */
+bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params);
+
+/*
+ * Replace the kernel search path by a ':'-separated list of directories. NULL restores the default
+ * order: $BATCHCL_KERNEL_DIR, the installed data directory, the source tree it was built from.
+ */
+bcl_status bcl_set_kernel_path(bcl_context *ctx, const char *paths);
+
+/*
+ * Pinned (page-locked) host memory. Host-pointer calls whose arrays live in such memory transfer at
+ * full bus speed without staging. Free with bcl_host_free on the same context.
+ */
+void *bcl_host_alloc(bcl_context *ctx, size_t bytes);
+void bcl_host_free(bcl_context *ctx, void *ptr);
+
+/* ---- symmetric positive definite solve ------------------------------------------------------ */
+
+/*
+ * Solve A_k X_k = B_k for every k < batch. A: n*n per problem (only the lower triangle is read),
+ * B and X: n*nrhs per problem (X may be B: in place), info: one int per problem.
+ * method BCL_LDLT: LDL^T without pivoting; info[k] = j > 0 when the j-th pivot is not positive
+ * (A_k not numerically positive definite): then X_k = B_k, as LAPACK leaves B.
+ * n from 1 to 64 on every device with every mapping; larger n where local memory allows.
+ */
+bcl_status bcl_ssysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                     const float *A, const float *B, float *X, int *info);
+bcl_status bcl_dsysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                     const double *A, const double *B, double *X, int *info);
+
+/*
+ * Factor only: A_k = L_k D_k L_k^T. LD receives n(n+1)/2 values per problem: the rows of L, packed
+ * (row i holds L(i,0..i-1) followed by D(i)); this is LAPACK's upper packed storage of L^T with D
+ * on the diagonal. info as in bcl_ssysv.
+ */
+bcl_status bcl_ssytrf_ldlt(bcl_context *ctx, int n, size_t batch, const float *A, float *LD,
+                           int *info);
+bcl_status bcl_dsytrf_ldlt(bcl_context *ctx, int n, size_t batch, const double *A, double *LD,
+                           int *info);
+
+/* Solve with factors from bcl_xsytrf_ldlt (only those with info[k] == 0 are meaningful). */
+bcl_status bcl_ssytrs_ldlt(bcl_context *ctx, int n, int nrhs, size_t batch, const float *LD,
+                           const float *B, float *X);
+bcl_status bcl_dsytrs_ldlt(bcl_context *ctx, int n, int nrhs, size_t batch, const double *LD,
+                           const double *B, double *X);
+
+/*
+ * Device-buffer twins. Buffers hold the batch already on the device; offsets count elements (ints
+ * for info). The work is enqueued on bcl_cl_queue(ctx) after wait_list; *event (may be NULL)
+ * receives an event that completes with it. Arguments are checked on the host; info is written on
+ * the device, so numerical failures are seen by reading it, not in the return value.
+ */
+bcl_status bcl_ssysv_cl(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                        bcl_layout layout, cl_mem A, size_t offA, cl_mem B, size_t offB, cl_mem X,
+                        size_t offX, cl_mem info, size_t offInfo, cl_uint num_wait,
+                        const cl_event *wait_list, cl_event *event);
+bcl_status bcl_dsysv_cl(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                        bcl_layout layout, cl_mem A, size_t offA, cl_mem B, size_t offB, cl_mem X,
+                        size_t offX, cl_mem info, size_t offInfo, cl_uint num_wait,
+                        const cl_event *wait_list, cl_event *event);
+bcl_status bcl_ssytrf_ldlt_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout, cl_mem A,
+                              size_t offA, cl_mem LD, size_t offLD, cl_mem info, size_t offInfo,
+                              cl_uint num_wait, const cl_event *wait_list, cl_event *event);
+bcl_status bcl_dsytrf_ldlt_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout, cl_mem A,
+                              size_t offA, cl_mem LD, size_t offLD, cl_mem info, size_t offInfo,
+                              cl_uint num_wait, const cl_event *wait_list, cl_event *event);
+bcl_status bcl_ssytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, bcl_layout layout,
+                              cl_mem LD, size_t offLD, cl_mem B, size_t offB, cl_mem X, size_t offX,
+                              cl_uint num_wait, const cl_event *wait_list, cl_event *event);
+bcl_status bcl_dsytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, bcl_layout layout,
+                              cl_mem LD, size_t offLD, cl_mem B, size_t offB, cl_mem X, size_t offX,
+                              cl_uint num_wait, const cl_event *wait_list, cl_event *event);
+
+/* Largest n the LDL^T routines accept on this context's device for the given precision. */
+int bcl_ldlt_max_n(const bcl_context *ctx, int double_precision);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BATCHCL_H */

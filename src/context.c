@@ -1,0 +1,563 @@
+/* Context: device selection, device limits, errors, pinned host memory. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CL_DEVICE_WARP_SIZE_NV_ 0x4003      /* cl_nv_device_attribute_query */
+#define CL_DEVICE_WAVEFRONT_WIDTH_AMD_ 0x4043 /* cl_amd_device_attribute_query */
+
+static _Thread_local char thread_error[4096];
+
+const char *bcl_version(void)
+{
+    return "0.1.0";
+}
+
+const char *bcl_status_string(bcl_status s)
+{
+    switch (s) {
+    case BCL_SUCCESS: return "BCL_SUCCESS";
+    case BCL_INVALID_ARGUMENT: return "BCL_INVALID_ARGUMENT";
+    case BCL_UNSUPPORTED_SIZE: return "BCL_UNSUPPORTED_SIZE";
+    case BCL_OUT_OF_MEMORY: return "BCL_OUT_OF_MEMORY";
+    case BCL_DEVICE_NOT_FOUND: return "BCL_DEVICE_NOT_FOUND";
+    case BCL_KERNEL_NOT_FOUND: return "BCL_KERNEL_NOT_FOUND";
+    case BCL_BUILD_FAILED: return "BCL_BUILD_FAILED";
+    case BCL_OPENCL_ERROR: return "BCL_OPENCL_ERROR";
+    case BCL_NUMERICAL_FAILURE: return "BCL_NUMERICAL_FAILURE";
+    case BCL_NOT_IMPLEMENTED: return "BCL_NOT_IMPLEMENTED";
+    }
+    return "unknown bcl_status";
+}
+
+static void store_error(const bcl_context *cctx, const char *msg)
+{
+    bcl_context *ctx = (bcl_context *)cctx; /* the message buffer is mutable state */
+    if (!ctx) {
+        snprintf(thread_error, sizeof thread_error, "%s", msg);
+        return;
+    }
+    size_t len = strlen(msg) + 1;
+    if (len > ctx->error_cap) {
+        char *grown = realloc(ctx->error, len);
+        if (!grown)
+            return;
+        ctx->error = grown;
+        ctx->error_cap = len;
+    }
+    memcpy(ctx->error, msg, len);
+}
+
+bcl_status bcl_fail(const bcl_context *ctx, bcl_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    va_list copy;
+    va_copy(copy, ap);
+    int len = vsnprintf(NULL, 0, fmt, copy);
+    va_end(copy);
+    char small[512];
+    char *buf = len < (int)sizeof small ? small : malloc((size_t)len + 1);
+    if (buf) {
+        vsnprintf(buf, (size_t)len + 1, fmt, ap);
+        store_error(ctx, buf);
+        if (buf != small)
+            free(buf);
+    }
+    va_end(ap);
+    return status;
+}
+
+void bcl_clear_error(const bcl_context *ctx)
+{
+    store_error(ctx, "");
+}
+
+const char *bcl_last_error(const bcl_context *ctx)
+{
+    if (!ctx)
+        return thread_error;
+    return ctx->error ? ctx->error : "";
+}
+
+const char *bcl_cl_error_name(cl_int err)
+{
+    switch (err) {
+#define E(x) case x: return #x
+        E(CL_SUCCESS); E(CL_DEVICE_NOT_FOUND); E(CL_DEVICE_NOT_AVAILABLE);
+        E(CL_COMPILER_NOT_AVAILABLE); E(CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        E(CL_OUT_OF_RESOURCES); E(CL_OUT_OF_HOST_MEMORY); E(CL_PROFILING_INFO_NOT_AVAILABLE);
+        E(CL_MEM_COPY_OVERLAP); E(CL_BUILD_PROGRAM_FAILURE); E(CL_MAP_FAILURE);
+        E(CL_MISALIGNED_SUB_BUFFER_OFFSET); E(CL_INVALID_VALUE); E(CL_INVALID_DEVICE_TYPE);
+        E(CL_INVALID_PLATFORM); E(CL_INVALID_DEVICE); E(CL_INVALID_CONTEXT);
+        E(CL_INVALID_QUEUE_PROPERTIES); E(CL_INVALID_COMMAND_QUEUE); E(CL_INVALID_HOST_PTR);
+        E(CL_INVALID_MEM_OBJECT); E(CL_INVALID_BINARY); E(CL_INVALID_BUILD_OPTIONS);
+        E(CL_INVALID_PROGRAM); E(CL_INVALID_PROGRAM_EXECUTABLE); E(CL_INVALID_KERNEL_NAME);
+        E(CL_INVALID_KERNEL); E(CL_INVALID_ARG_INDEX); E(CL_INVALID_ARG_VALUE);
+        E(CL_INVALID_ARG_SIZE); E(CL_INVALID_KERNEL_ARGS); E(CL_INVALID_WORK_DIMENSION);
+        E(CL_INVALID_WORK_GROUP_SIZE); E(CL_INVALID_WORK_ITEM_SIZE); E(CL_INVALID_GLOBAL_OFFSET);
+        E(CL_INVALID_EVENT_WAIT_LIST); E(CL_INVALID_EVENT); E(CL_INVALID_OPERATION);
+        E(CL_INVALID_BUFFER_SIZE); E(CL_INVALID_GLOBAL_WORK_SIZE);
+        E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+#undef E
+    }
+    return "unknown OpenCL error";
+}
+
+bcl_status bcl_cl_fail(const bcl_context *ctx, cl_int err, const char *what)
+{
+    bcl_status s = (err == CL_OUT_OF_HOST_MEMORY || err == CL_MEM_OBJECT_ALLOCATION_FAILURE)
+                       ? BCL_OUT_OF_MEMORY
+                       : BCL_OPENCL_ERROR;
+    return bcl_fail(ctx, s, "%s failed: %s (%d)", what, bcl_cl_error_name(err), (int)err);
+}
+
+/* ---- device selection ---- */
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; ++hay) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            ++i;
+        if (i == n)
+            return 1;
+    }
+    return n == 0;
+}
+
+typedef struct {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_device_type type;
+    int pi, di;
+    char name[256];
+} device_entry;
+
+static int list_devices(device_entry **out)
+{
+    cl_uint np = 0;
+    *out = NULL;
+    if (clGetPlatformIDs(0, NULL, &np) != CL_SUCCESS || np == 0)
+        return 0;
+    cl_platform_id *plats = calloc(np, sizeof *plats);
+    if (!plats)
+        return 0;
+    clGetPlatformIDs(np, plats, NULL);
+    int count = 0, cap = 0;
+    device_entry *list = NULL;
+    for (cl_uint p = 0; p < np; ++p) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS || nd == 0)
+            continue;
+        cl_device_id *devs = calloc(nd, sizeof *devs);
+        if (!devs)
+            continue;
+        clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, devs, NULL);
+        for (cl_uint d = 0; d < nd; ++d) {
+            if (count == cap) {
+                cap = cap ? 2 * cap : 8;
+                device_entry *grown = realloc(list, (size_t)cap * sizeof *list);
+                if (!grown)
+                    break;
+                list = grown;
+            }
+            device_entry *e = &list[count++];
+            memset(e, 0, sizeof *e);
+            e->platform = plats[p];
+            e->device = devs[d];
+            e->pi = (int)p;
+            e->di = (int)d;
+            clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof e->type, &e->type, NULL);
+            clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof e->name - 1, e->name, NULL);
+        }
+        free(devs);
+    }
+    free(plats);
+    *out = list;
+    return count;
+}
+
+static int pick_device(const device_entry *list, int count, const char *spec)
+{
+    if (!spec || !*spec) {
+        for (int i = 0; i < count; ++i)
+            if (list[i].type & CL_DEVICE_TYPE_GPU)
+                return i;
+        for (int i = 0; i < count; ++i)
+            if (list[i].type & CL_DEVICE_TYPE_CPU)
+                return i;
+        return count > 0 ? 0 : -1;
+    }
+    if (!strcmp(spec, "gpu") || !strcmp(spec, "GPU") || !strcmp(spec, "cpu") ||
+        !strcmp(spec, "CPU")) {
+        cl_device_type want = tolower((unsigned char)spec[0]) == 'g' ? CL_DEVICE_TYPE_GPU
+                                                                     : CL_DEVICE_TYPE_CPU;
+        for (int i = 0; i < count; ++i)
+            if (list[i].type & want)
+                return i;
+        return -1;
+    }
+    int p, d;
+    char tail;
+    if (sscanf(spec, "%d:%d%c", &p, &d, &tail) == 2) {
+        for (int i = 0; i < count; ++i)
+            if (list[i].pi == p && list[i].di == d)
+                return i;
+        return -1;
+    }
+    for (int i = 0; i < count; ++i)
+        if (contains_nocase(list[i].name, spec))
+            return i;
+    return -1;
+}
+
+static void query_device(bcl_context *ctx)
+{
+    bcl_device_info *d = &ctx->dev;
+    cl_device_id dev = ctx->device;
+    memset(d, 0, sizeof *d);
+    clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof d->name - 1, d->name, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_VENDOR, sizeof d->vendor - 1, d->vendor, NULL);
+    clGetDeviceInfo(dev, CL_DRIVER_VERSION, sizeof d->driver_version - 1, d->driver_version, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_VERSION, sizeof d->opencl_version - 1, d->opencl_version, NULL);
+    cl_device_type type = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    d->is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
+    cl_device_fp_config fp64 = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
+    d->has_fp64 = fp64 != 0;
+    cl_bool unified = CL_FALSE;
+    clGetDeviceInfo(dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL);
+    d->host_unified_memory = unified == CL_TRUE;
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units, &d->compute_units,
+                    NULL);
+    cl_ulong local = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
+    d->local_mem_bytes = (size_t)local;
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_work_group_size,
+                    &d->max_work_group_size, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem_bytes,
+                    &d->global_mem_bytes, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc_bytes,
+                    &d->max_alloc_bytes, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, sizeof d->vector_width_float,
+                    &d->vector_width_float, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, sizeof d->vector_width_double,
+                    &d->vector_width_double, NULL);
+    cl_uint width = 0;
+    if (clGetDeviceInfo(dev, CL_DEVICE_WARP_SIZE_NV_, sizeof width, &width, NULL) == CL_SUCCESS &&
+        width)
+        d->work_group_multiple = width;
+    else if (clGetDeviceInfo(dev, CL_DEVICE_WAVEFRONT_WIDTH_AMD_, sizeof width, &width, NULL) ==
+                 CL_SUCCESS &&
+             width)
+        d->work_group_multiple = width;
+    else
+        d->work_group_multiple = 0; /* filled from the first kernel built */
+}
+
+static void default_cache_dir(bcl_context *ctx)
+{
+    const char *env = getenv("BATCHCL_CACHE_DIR");
+    ctx->cache_dir[0] = 0;
+    if (env) {
+        if (*env && strcmp(env, "off") != 0)
+            snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", env);
+        return;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s/batchcl", xdg);
+    else if (home && *home)
+        snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s/.cache/batchcl", home);
+}
+
+/* Fill everything but the queues: the caller has set platform, device and cl. */
+static bcl_status finish_context(bcl_context *ctx, int first_queue)
+{
+    query_device(ctx);
+    default_cache_dir(ctx);
+    const char *limit = getenv("BATCHCL_DEVICE_MEMORY_LIMIT");
+    if (limit && *limit) {
+        cl_ulong cap = strtoull(limit, NULL, 10);
+        if (cap > 0 && cap < ctx->dev.global_mem_bytes)
+            ctx->dev.global_mem_bytes = cap;
+        if (cap > 0 && cap < ctx->dev.max_alloc_bytes)
+            ctx->dev.max_alloc_bytes = cap;
+    }
+    const char *zero_copy = getenv("BATCHCL_ZERO_COPY");
+    ctx->zero_copy = ctx->dev.host_unified_memory && !(zero_copy && atoi(zero_copy) == 0);
+    const char *staging = getenv("BATCHCL_STAGING");
+    ctx->staging = staging ? atoi(staging) != 0 : !ctx->dev.host_unified_memory;
+    ctx->nqueues = 3;
+    for (int q = first_queue; q < ctx->nqueues; ++q) {
+        cl_int err;
+        ctx->queue[q] = clCreateCommandQueue(ctx->cl, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
+        if (err != CL_SUCCESS)
+            return bcl_cl_fail(NULL, err, "clCreateCommandQueue");
+    }
+    return BCL_SUCCESS;
+}
+
+bcl_status bcl_create(bcl_context **out, const char *spec)
+{
+    if (!out)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "bcl_create: argument 1 (ctx) is NULL");
+    *out = NULL;
+    if (!spec)
+        spec = getenv("BATCHCL_DEVICE");
+    device_entry *list;
+    int count = list_devices(&list);
+    if (count == 0) {
+        free(list);
+        return bcl_fail(NULL, BCL_DEVICE_NOT_FOUND,
+                        "bcl_create: no OpenCL platform or device found (is an ICD installed in "
+                        "/etc/OpenCL/vendors?)");
+    }
+    int pick = pick_device(list, count, spec);
+    if (pick < 0) {
+        char avail[2048] = "";
+        size_t used = 0;
+        for (int i = 0; i < count && used < sizeof avail - 1; ++i)
+            used += (size_t)snprintf(avail + used, sizeof avail - used, "%s %d:%d %s (%s)",
+                                     i ? ";" : "", list[i].pi, list[i].di, list[i].name,
+                                     (list[i].type & CL_DEVICE_TYPE_GPU)   ? "gpu"
+                                     : (list[i].type & CL_DEVICE_TYPE_CPU) ? "cpu"
+                                                                           : "other");
+        free(list);
+        return bcl_fail(NULL, BCL_DEVICE_NOT_FOUND,
+                        "bcl_create: no device matches \"%s\" (expected gpu, cpu, P:D or a name "
+                        "substring); available:%s",
+                        spec, avail);
+    }
+    bcl_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        free(list);
+        return bcl_fail(NULL, BCL_OUT_OF_MEMORY, "bcl_create: out of host memory");
+    }
+    ctx->platform = list[pick].platform;
+    ctx->device = list[pick].device;
+    free(list);
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ctx->platform,
+                                     0};
+    cl_int err;
+    ctx->cl = clCreateContext(props, 1, &ctx->device, NULL, NULL, &err);
+    if (err != CL_SUCCESS) {
+        free(ctx);
+        return bcl_cl_fail(NULL, err, "clCreateContext");
+    }
+    bcl_status s = finish_context(ctx, 0);
+    if (s != BCL_SUCCESS) {
+        bcl_destroy(ctx);
+        return s;
+    }
+    *out = ctx;
+    return BCL_SUCCESS;
+}
+
+bcl_status bcl_create_from_queue(bcl_context **out, cl_command_queue queue)
+{
+    if (!out)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT,
+                        "bcl_create_from_queue: argument 1 (ctx) is NULL");
+    *out = NULL;
+    if (!queue)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT,
+                        "bcl_create_from_queue: argument 2 (queue) is NULL");
+    bcl_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return bcl_fail(NULL, BCL_OUT_OF_MEMORY, "bcl_create_from_queue: out of host memory");
+    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_CONTEXT, sizeof ctx->cl, &ctx->cl, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetCommandQueueInfo(queue, CL_QUEUE_DEVICE, sizeof ctx->device, &ctx->device, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetDeviceInfo(ctx->device, CL_DEVICE_PLATFORM, sizeof ctx->platform,
+                              &ctx->platform, NULL);
+    if (err != CL_SUCCESS) {
+        free(ctx);
+        return bcl_cl_fail(NULL, err, "bcl_create_from_queue: querying the queue");
+    }
+    clRetainContext(ctx->cl);
+    clRetainCommandQueue(queue);
+    ctx->queue[0] = queue;
+    bcl_status s = finish_context(ctx, 1);
+    if (s != BCL_SUCCESS) {
+        bcl_destroy(ctx);
+        return s;
+    }
+    *out = ctx;
+    return BCL_SUCCESS;
+}
+
+void bcl_destroy(bcl_context *ctx)
+{
+    if (!ctx)
+        return;
+    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
+        if (ctx->queue[q])
+            clFinish(ctx->queue[q]);
+    bcl_pipeline_release(ctx);
+    while (ctx->pinned) {
+        bcl_pinned *p = ctx->pinned;
+        ctx->pinned = p->next;
+        clEnqueueUnmapMemObject(ctx->queue[0], p->buffer, p->ptr, 0, NULL, NULL);
+        clFinish(ctx->queue[0]);
+        clReleaseMemObject(p->buffer);
+        free(p);
+    }
+    while (ctx->kernels) {
+        bcl_kernel_entry *k = ctx->kernels;
+        ctx->kernels = k->next;
+        clReleaseKernel(k->kernel);
+        free(k->name);
+        free(k);
+    }
+    while (ctx->programs) {
+        bcl_program_entry *p = ctx->programs;
+        ctx->programs = p->next;
+        clReleaseProgram(p->program);
+        free(p->key);
+        free(p);
+    }
+    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
+        if (ctx->queue[q])
+            clReleaseCommandQueue(ctx->queue[q]);
+    if (ctx->cl)
+        clReleaseContext(ctx->cl);
+    free(ctx->kernel_path);
+    free(ctx->error);
+    free(ctx);
+}
+
+bcl_status bcl_device_info_get(const bcl_context *ctx, bcl_device_info *info)
+{
+    if (!ctx)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "bcl_device_info_get: argument 1 (ctx) is NULL");
+    if (!info)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_device_info_get: argument 2 (info) is NULL");
+    *info = ctx->dev;
+    return BCL_SUCCESS;
+}
+
+const char *bcl_last_kernel(const bcl_context *ctx)
+{
+    return ctx ? ctx->last_kernel : "";
+}
+
+cl_context bcl_cl_context(const bcl_context *ctx)
+{
+    return ctx ? ctx->cl : NULL;
+}
+
+cl_device_id bcl_cl_device(const bcl_context *ctx)
+{
+    return ctx ? ctx->device : NULL;
+}
+
+cl_command_queue bcl_cl_queue(const bcl_context *ctx)
+{
+    return ctx ? ctx->queue[0] : NULL;
+}
+
+bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params)
+{
+    if (!ctx)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "bcl_set_params: argument 1 (ctx) is NULL");
+    if (!params) {
+        memset(&ctx->forced, 0, sizeof ctx->forced);
+        return BCL_SUCCESS;
+    }
+    if ((int)params->mapping < BCL_MAPPING_AUTO || params->mapping > BCL_MAPPING_HYBRID)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_set_params: mapping %d is not a bcl_mapping",
+                        (int)params->mapping);
+    if (params->work_items_per_problem < 0 || params->problems_per_group < 0)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "bcl_set_params: work_items_per_problem and problems_per_group must be >= 0");
+    if (params->queues < 0 || params->queues > BCL_MAX_QUEUES)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_set_params: queues must be 0..%d",
+                        BCL_MAX_QUEUES);
+    if (params->specialize < -1 || params->specialize > 1 || params->simd_interleaved < -1 ||
+        params->simd_interleaved > 1)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "bcl_set_params: specialize and simd_interleaved take -1, 0 or 1");
+    const int ppw = params->problems_per_work_item;
+    if (ppw != 0 && ppw != 1 && ppw != 2 && ppw != 4 && ppw != 8 && ppw != 16)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "bcl_set_params: problems_per_work_item = %d is not 0, 1, 2, 4, 8 or 16", ppw);
+    ctx->forced = *params;
+    return BCL_SUCCESS;
+}
+
+bcl_status bcl_set_kernel_path(bcl_context *ctx, const char *paths)
+{
+    if (!ctx)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "bcl_set_kernel_path: argument 1 (ctx) is NULL");
+    char *copy = NULL;
+    if (paths) {
+        copy = strdup(paths);
+        if (!copy)
+            return bcl_fail(ctx, BCL_OUT_OF_MEMORY, "bcl_set_kernel_path: out of host memory");
+    }
+    free(ctx->kernel_path);
+    ctx->kernel_path = copy;
+    return BCL_SUCCESS;
+}
+
+void *bcl_host_alloc(bcl_context *ctx, size_t bytes)
+{
+    if (!ctx || bytes == 0)
+        return NULL;
+    bcl_pinned *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    cl_int err;
+    p->buffer = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &err);
+    if (err != CL_SUCCESS) {
+        bcl_cl_fail(ctx, err, "bcl_host_alloc: clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
+        free(p);
+        return NULL;
+    }
+    p->ptr = clEnqueueMapBuffer(ctx->queue[0], p->buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                bytes, 0, NULL, NULL, &err);
+    if (err != CL_SUCCESS) {
+        bcl_cl_fail(ctx, err, "bcl_host_alloc: clEnqueueMapBuffer");
+        clReleaseMemObject(p->buffer);
+        free(p);
+        return NULL;
+    }
+    p->bytes = bytes;
+    p->next = ctx->pinned;
+    ctx->pinned = p;
+    return p->ptr;
+}
+
+void bcl_host_free(bcl_context *ctx, void *ptr)
+{
+    if (!ctx || !ptr)
+        return;
+    for (bcl_pinned **pp = &ctx->pinned; *pp; pp = &(*pp)->next) {
+        bcl_pinned *p = *pp;
+        if (p->ptr == ptr) {
+            *pp = p->next;
+            clEnqueueUnmapMemObject(ctx->queue[0], p->buffer, p->ptr, 0, NULL, NULL);
+            clFinish(ctx->queue[0]);
+            clReleaseMemObject(p->buffer);
+            free(p);
+            return;
+        }
+    }
+}
+
+int bcl_overlaps(const void *a, size_t alen, const void *b, size_t blen)
+{
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    if (!a || !b || alen == 0 || blen == 0)
+        return 0;
+    return a0 < b0 + blen && b0 < a0 + alen;
+}

@@ -1,0 +1,142 @@
+/* Internal interfaces shared by the library's source files (not installed). */
+#ifndef BATCHCL_INTERNAL_H
+#define BATCHCL_INTERNAL_H
+
+#include "batchcl.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+
+#define BCL_MAX_QUEUES 4
+#define BCL_MAX_STREAMS 6
+
+/* ---- context ---- */
+
+typedef struct bcl_program_entry {
+    struct bcl_program_entry *next;
+    char *key;           /* file + '\n' + options */
+    cl_program program;
+} bcl_program_entry;
+
+typedef struct bcl_kernel_entry {
+    struct bcl_kernel_entry *next;
+    cl_program program;
+    char *name;
+    cl_kernel kernel;
+    size_t max_work_group; /* CL_KERNEL_WORK_GROUP_SIZE */
+    cl_ulong static_local; /* CL_KERNEL_LOCAL_MEM_SIZE */
+} bcl_kernel_entry;
+
+typedef struct bcl_pinned {
+    struct bcl_pinned *next;
+    void *ptr;
+    size_t bytes;
+    cl_mem buffer;
+} bcl_pinned;
+
+/* Device and pinned staging buffers of one pipeline slot, kept between calls. */
+typedef struct {
+    cl_mem dev[BCL_MAX_STREAMS];
+    size_t dev_bytes[BCL_MAX_STREAMS];
+    cl_mem pin[BCL_MAX_STREAMS];
+    void *pin_ptr[BCL_MAX_STREAMS];
+    size_t pin_bytes[BCL_MAX_STREAMS];
+} bcl_slot;
+
+struct bcl_context {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context cl;
+    cl_command_queue queue[BCL_MAX_QUEUES]; /* queue[0] is the main queue (the adopted one) */
+    int nqueues;
+    bcl_device_info dev;
+    char *error;
+    size_t error_cap;
+    bcl_params forced;
+    char *kernel_path;  /* NULL: default search order */
+    char cache_dir[1024]; /* empty: disk cache disabled */
+    bcl_program_entry *programs;
+    bcl_kernel_entry *kernels;
+    bcl_pinned *pinned;
+    bcl_slot slot[BCL_MAX_QUEUES];
+    int staging;        /* stage pageable host memory through pinned buffers */
+    int zero_copy;      /* wrap host arrays instead of copying (devices sharing host memory) */
+    char last_kernel[512];
+};
+
+/* Record an explanation for ctx (or for the thread when ctx is NULL) and return status. */
+bcl_status bcl_fail(const bcl_context *ctx, bcl_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bcl_status bcl_cl_fail(const bcl_context *ctx, cl_int err, const char *what);
+const char *bcl_cl_error_name(cl_int err);
+void bcl_clear_error(const bcl_context *ctx);
+
+/* ---- programs ---- */
+
+/* Kernel `name` of cl/<file> built with `options` (the precision etc.), cached in memory and on
+ * disk. The entry gives the kernel's work-group and local memory limits. */
+bcl_status bcl_get_kernel(bcl_context *ctx, const char *file, const char *options,
+                          const char *name, bcl_kernel_entry **out);
+
+/* 64-bit FNV-1a, used for cache keys and checksums. */
+uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
+#define BCL_HASH_SEED 0xcbf29ce484222325ULL
+
+/* ---- tuning ---- */
+
+typedef enum {
+    BCL_ROUTINE_LDLT = 0,
+    BCL_ROUTINE_COUNT
+} bcl_routine;
+
+/* Parameters for a routine, precision and size: the forced ones where set, else the table's. */
+void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
+                       bcl_params *out);
+
+/* ---- transfer pipeline ---- */
+
+/* One array of the batch on the host: bytes per problem and where it is. */
+typedef struct {
+    const void *host;
+    size_t bytes;
+} bcl_stream_in;
+typedef struct {
+    void *host;
+    size_t bytes;
+    int alias_of; /* index of the input stream at the same address, or -1 */
+} bcl_stream_out;
+
+/* Enqueue the computation of `count` problems on q; in[i] and out[i] hold the chunk's arrays from
+ * offset 0. *done receives the event of the last command. */
+typedef bcl_status (*bcl_enqueue_fn)(bcl_context *ctx, void *user, cl_command_queue q,
+                                     const cl_mem *in, const cl_mem *out, size_t count,
+                                     cl_event *done);
+
+typedef struct {
+    int n_in, n_out;
+    bcl_stream_in in[BCL_MAX_STREAMS];
+    bcl_stream_out out[BCL_MAX_STREAMS];
+    size_t batch;
+    size_t chunk;   /* problems per chunk; 0 = from device memory */
+    int queues;     /* 0 = all of the context's */
+    bcl_enqueue_fn enqueue;
+    void *user;
+} bcl_job;
+
+bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job);
+
+/* Problems per chunk for arrays of `bytes_per_problem` in total (the largest single array
+ * `largest_per_problem`) on a device with the given memory, `slots` chunks in flight, a
+ * requested size `want` (0: device-derived). 0 when not even one problem fits. */
+size_t bcl_chunk_problems(size_t batch, size_t bytes_per_problem, size_t largest_per_problem,
+                          cl_ulong global_mem, cl_ulong max_alloc, int slots, size_t want);
+
+/* ---- argument checks shared by the routines ---- */
+
+/* Do [a, a+alen) and [b, b+blen) overlap? */
+int bcl_overlaps(const void *a, size_t alen, const void *b, size_t blen);
+
+/* Release cached slot buffers etc. */
+void bcl_pipeline_release(bcl_context *ctx);
+
+#endif

@@ -1,0 +1,279 @@
+/* Transfer pipeline for host-pointer calls: split the batch into chunks that fit the device and
+ * run write / compute / read of successive chunks on different queues so copies overlap compute.
+ * Devices sharing memory with the host (CPUs) skip the copies: their buffers wrap the host arrays. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Chunk target on discrete devices: large enough to amortize a launch, small enough that several
+ * chunks are in flight for overlap. */
+#define CHUNK_TARGET_BYTES ((size_t)64 << 20)
+
+size_t bcl_chunk_problems(size_t batch, size_t bytes_per_problem, size_t largest_per_problem,
+                          cl_ulong global_mem, cl_ulong max_alloc, int slots, size_t want)
+{
+    if (batch == 0)
+        return 0;
+    if (bytes_per_problem == 0 || largest_per_problem == 0)
+        return batch;
+    if (slots < 1)
+        slots = 1;
+    /* half of the device memory for the chunks in flight, the rest for the application */
+    cl_ulong budget = global_mem / 2 / (cl_ulong)slots;
+    cl_ulong by_memory = budget / bytes_per_problem;
+    cl_ulong by_alloc = max_alloc / largest_per_problem;
+    cl_ulong chunk = by_memory < by_alloc ? by_memory : by_alloc;
+    if (want && want < chunk)
+        chunk = want;
+    if (chunk > batch)
+        chunk = batch;
+    return (size_t)chunk;
+}
+
+static const bcl_pinned *find_pinned(const bcl_context *ctx, const void *p, size_t len)
+{
+    for (const bcl_pinned *q = ctx->pinned; q; q = q->next)
+        if ((const char *)p >= (const char *)q->ptr &&
+            (const char *)p + len <= (const char *)q->ptr + q->bytes)
+            return q;
+    return NULL;
+}
+
+static void release_slot(bcl_context *ctx, bcl_slot *s)
+{
+    for (int i = 0; i < BCL_MAX_STREAMS; ++i) {
+        if (s->dev[i])
+            clReleaseMemObject(s->dev[i]);
+        if (s->pin[i]) {
+            clEnqueueUnmapMemObject(ctx->queue[0], s->pin[i], s->pin_ptr[i], 0, NULL, NULL);
+            clFinish(ctx->queue[0]);
+            clReleaseMemObject(s->pin[i]);
+        }
+    }
+    memset(s, 0, sizeof *s);
+}
+
+void bcl_pipeline_release(bcl_context *ctx)
+{
+    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
+        release_slot(ctx, &ctx->slot[q]);
+}
+
+/* Slot buffer `idx` (inputs first, then outputs) of at least `bytes`. */
+static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t bytes, int pinned)
+{
+    cl_int err;
+    if (s->dev_bytes[idx] < bytes) {
+        if (s->dev[idx])
+            clReleaseMemObject(s->dev[idx]);
+        s->dev[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+        s->dev_bytes[idx] = err == CL_SUCCESS ? bytes : 0;
+        if (err != CL_SUCCESS) {
+            s->dev[idx] = NULL;
+            return bcl_cl_fail(ctx, err, "allocating a device chunk buffer");
+        }
+    }
+    if (pinned && s->pin_bytes[idx] < bytes) {
+        if (s->pin[idx]) {
+            clEnqueueUnmapMemObject(ctx->queue[0], s->pin[idx], s->pin_ptr[idx], 0, NULL, NULL);
+            clFinish(ctx->queue[0]);
+            clReleaseMemObject(s->pin[idx]);
+            s->pin[idx] = NULL;
+            s->pin_bytes[idx] = 0;
+        }
+        s->pin[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
+                                     NULL, &err);
+        if (err != CL_SUCCESS) {
+            s->pin[idx] = NULL;
+            return bcl_cl_fail(ctx, err, "allocating a pinned staging buffer");
+        }
+        s->pin_ptr[idx] = clEnqueueMapBuffer(ctx->queue[0], s->pin[idx], CL_TRUE,
+                                             CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL,
+                                             &err);
+        if (err != CL_SUCCESS) {
+            clReleaseMemObject(s->pin[idx]);
+            s->pin[idx] = NULL;
+            return bcl_cl_fail(ctx, err, "mapping a pinned staging buffer");
+        }
+        s->pin_bytes[idx] = bytes;
+    }
+    return BCL_SUCCESS;
+}
+
+/* Zero-copy path: buffers wrap the host arrays chunk by chunk. */
+static bcl_status run_unified(bcl_context *ctx, const bcl_job *job, size_t chunk)
+{
+    bcl_status status = BCL_SUCCESS;
+    for (size_t first = 0; first < job->batch && status == BCL_SUCCESS; first += chunk) {
+        size_t count = job->batch - first < chunk ? job->batch - first : chunk;
+        cl_mem in[BCL_MAX_STREAMS] = {0}, out[BCL_MAX_STREAMS] = {0};
+        cl_int err = CL_SUCCESS;
+        for (int i = 0; i < job->n_in && err == CL_SUCCESS; ++i) {
+            int written = 0;
+            for (int o = 0; o < job->n_out; ++o)
+                written |= job->out[o].alias_of == i;
+            in[i] = clCreateBuffer(ctx->cl,
+                                   (written ? CL_MEM_READ_WRITE : CL_MEM_READ_ONLY) |
+                                       CL_MEM_USE_HOST_PTR,
+                                   count * job->in[i].bytes,
+                                   (char *)job->in[i].host + first * job->in[i].bytes, &err);
+        }
+        for (int o = 0; o < job->n_out && err == CL_SUCCESS; ++o) {
+            if (job->out[o].alias_of >= 0) {
+                out[o] = in[job->out[o].alias_of];
+                clRetainMemObject(out[o]);
+            } else {
+                out[o] = clCreateBuffer(ctx->cl, CL_MEM_WRITE_ONLY | CL_MEM_USE_HOST_PTR,
+                                        count * job->out[o].bytes,
+                                        (char *)job->out[o].host + first * job->out[o].bytes, &err);
+            }
+        }
+        if (err != CL_SUCCESS)
+            status = bcl_cl_fail(ctx, err, "wrapping host arrays (CL_MEM_USE_HOST_PTR)");
+        cl_event done = NULL;
+        if (status == BCL_SUCCESS)
+            status = job->enqueue(ctx, job->user, ctx->queue[0], in, out, count, &done);
+        /* mapping makes the results visible in the host arrays */
+        for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
+            void *p = clEnqueueMapBuffer(ctx->queue[0], out[o], CL_TRUE, CL_MAP_READ, 0,
+                                         count * job->out[o].bytes, 0, NULL, NULL, &err);
+            if (err != CL_SUCCESS)
+                status = bcl_cl_fail(ctx, err, "clEnqueueMapBuffer of results");
+            else
+                clEnqueueUnmapMemObject(ctx->queue[0], out[o], p, 0, NULL, NULL);
+        }
+        clFinish(ctx->queue[0]);
+        if (done)
+            clReleaseEvent(done);
+        for (int i = 0; i < BCL_MAX_STREAMS; ++i) {
+            if (in[i])
+                clReleaseMemObject(in[i]);
+            if (out[i])
+                clReleaseMemObject(out[i]);
+        }
+    }
+    return status;
+}
+
+typedef struct {
+    cl_event done;
+    size_t first, count;
+    int staged_out[BCL_MAX_STREAMS];
+} inflight;
+
+/* Wait for a slot's chunk and copy its staged results out. */
+static bcl_status drain(bcl_context *ctx, const bcl_job *job, bcl_slot *s, inflight *f)
+{
+    if (!f->done)
+        return BCL_SUCCESS;
+    cl_int err = clWaitForEvents(1, &f->done);
+    clReleaseEvent(f->done);
+    f->done = NULL;
+    if (err != CL_SUCCESS)
+        return bcl_cl_fail(ctx, err, "waiting for a chunk");
+    for (int o = 0; o < job->n_out; ++o)
+        if (f->staged_out[o])
+            memcpy((char *)job->out[o].host + f->first * job->out[o].bytes,
+                   s->pin_ptr[job->n_in + o], f->count * job->out[o].bytes);
+    return BCL_SUCCESS;
+}
+
+static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk, int slots)
+{
+    inflight fl[BCL_MAX_QUEUES];
+    memset(fl, 0, sizeof fl);
+    bcl_status status = BCL_SUCCESS;
+    size_t index = 0;
+    for (size_t first = 0; first < job->batch && status == BCL_SUCCESS; first += chunk, ++index) {
+        const int si = (int)(index % (size_t)slots);
+        bcl_slot *s = &ctx->slot[si];
+        cl_command_queue q = ctx->queue[si];
+        inflight *f = &fl[si];
+        status = drain(ctx, job, s, f);
+        if (status != BCL_SUCCESS)
+            break;
+        const size_t count = job->batch - first < chunk ? job->batch - first : chunk;
+        cl_mem in[BCL_MAX_STREAMS] = {0}, out[BCL_MAX_STREAMS] = {0};
+        for (int i = 0; i < job->n_in && status == BCL_SUCCESS; ++i) {
+            const size_t len = count * job->in[i].bytes;
+            const char *src = (const char *)job->in[i].host + first * job->in[i].bytes;
+            const int stage = ctx->staging && !find_pinned(ctx, src, len);
+            status = slot_buffer(ctx, s, i, chunk * job->in[i].bytes, stage);
+            if (status != BCL_SUCCESS)
+                break;
+            if (stage) {
+                memcpy(s->pin_ptr[i], src, len);
+                src = s->pin_ptr[i];
+            }
+            cl_int err = clEnqueueWriteBuffer(q, s->dev[i], CL_FALSE, 0, len, src, 0, NULL, NULL);
+            if (err != CL_SUCCESS)
+                status = bcl_cl_fail(ctx, err, "clEnqueueWriteBuffer of a chunk");
+            in[i] = s->dev[i];
+        }
+        for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
+            const size_t len = count * job->out[o].bytes;
+            void *dst = (char *)job->out[o].host + first * job->out[o].bytes;
+            f->staged_out[o] = ctx->staging && !find_pinned(ctx, dst, len);
+            status = slot_buffer(ctx, s, job->n_in + o, chunk * job->out[o].bytes,
+                                 f->staged_out[o]);
+            out[o] = s->dev[job->n_in + o];
+        }
+        cl_event kernel_done = NULL;
+        if (status == BCL_SUCCESS)
+            status = job->enqueue(ctx, job->user, q, in, out, count, &kernel_done);
+        if (kernel_done)
+            clReleaseEvent(kernel_done);
+        for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
+            const size_t len = count * job->out[o].bytes;
+            void *dst = f->staged_out[o] ? s->pin_ptr[job->n_in + o]
+                                         : (char *)job->out[o].host + first * job->out[o].bytes;
+            cl_int err = clEnqueueReadBuffer(q, out[o], CL_FALSE, 0, len, dst, 0, NULL,
+                                             o == job->n_out - 1 ? &f->done : NULL);
+            if (err != CL_SUCCESS)
+                status = bcl_cl_fail(ctx, err, "clEnqueueReadBuffer of a chunk");
+        }
+        f->first = first;
+        f->count = count;
+        clFlush(q);
+    }
+    for (int si = 0; si < slots; ++si) {
+        bcl_status d = drain(ctx, job, &ctx->slot[si], &fl[si]);
+        if (status == BCL_SUCCESS)
+            status = d;
+        clFinish(ctx->queue[si]);
+    }
+    return status;
+}
+
+bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job)
+{
+    if (job->batch == 0)
+        return BCL_SUCCESS;
+    size_t per = 0, largest = 0;
+    for (int i = 0; i < job->n_in; ++i) {
+        per += job->in[i].bytes;
+        largest = job->in[i].bytes > largest ? job->in[i].bytes : largest;
+    }
+    for (int o = 0; o < job->n_out; ++o) {
+        per += job->out[o].bytes;
+        largest = job->out[o].bytes > largest ? job->out[o].bytes : largest;
+    }
+    const int unified = ctx->zero_copy;
+    int slots = job->queues > 0 ? job->queues : ctx->nqueues;
+    if (slots > ctx->nqueues)
+        slots = ctx->nqueues;
+    if (unified)
+        slots = 1;
+    size_t want = job->chunk;
+    if (!want && !unified)
+        want = CHUNK_TARGET_BYTES / per ? CHUNK_TARGET_BYTES / per : 1;
+    size_t chunk = bcl_chunk_problems(job->batch, per, largest, ctx->dev.global_mem_bytes,
+                                      ctx->dev.max_alloc_bytes, slots, want);
+    if (chunk == 0)
+        return bcl_fail(ctx, BCL_OUT_OF_MEMORY,
+                        "one problem needs %zu bytes of device memory, more than the device's "
+                        "allocation limit (%llu bytes)",
+                        per, (unsigned long long)ctx->dev.max_alloc_bytes);
+    return unified ? run_unified(ctx, job, chunk) : run_copies(ctx, job, chunk, slots);
+}

@@ -1,0 +1,63 @@
+/* Parameter table: which variant runs for a routine, precision and size on this device.
+ * For now a built-in heuristic per device type (the autotuner's database plugs in here); forced
+ * parameters (bcl_set_params) override it field by field. */
+#include "internal.h"
+
+#include <string.h>
+
+static void ldlt_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_params *p)
+{
+    if (!dev->is_gpu) {
+        /* CPUs: one problem per work-item, contiguous rows vectorize; size buckets keep the
+         * number of compiled work-group functions small. */
+        p->mapping = BCL_MAPPING_SIMD;
+        p->simd_interleaved = -1;
+        cl_uint width = dbl ? dev->vector_width_double : dev->vector_width_float;
+        p->problems_per_work_item = width >= 16 ? 16 : width >= 8 ? 8 : width >= 4 ? 4 : width >= 2 ? 2 : 1;
+        p->problems_per_group = 32;
+        p->specialize = -1;
+        return;
+    }
+    /* GPUs: the paper's regimes (eq. 7): n* ~ n/2 below n = 40, n* = n above. */
+    p->specialize = 1;
+    p->simd_interleaved = 1;
+    p->problems_per_work_item = 1;
+    if (n >= 8 && n < 40) {
+        p->mapping = BCL_MAPPING_HYBRID;
+        p->work_items_per_problem = (n + 1) / 2;
+    } else {
+        p->mapping = BCL_MAPPING_COLLABORATIVE;
+    }
+}
+
+void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
+                       bcl_params *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (routine) {
+    case BCL_ROUTINE_LDLT:
+        ldlt_heuristic(&ctx->dev, dbl, n, out);
+        break;
+    case BCL_ROUTINE_COUNT:
+        break;
+    }
+    const bcl_params *f = &ctx->forced;
+    if (f->mapping != BCL_MAPPING_AUTO) {
+        out->mapping = f->mapping;
+        out->work_items_per_problem = 0;
+    }
+    if (f->work_items_per_problem)
+        out->work_items_per_problem = f->work_items_per_problem;
+    if (f->problems_per_group)
+        out->problems_per_group = f->problems_per_group;
+    if (f->specialize)
+        out->specialize = f->specialize;
+    if (f->simd_interleaved)
+        out->simd_interleaved = f->simd_interleaved;
+    if (f->problems_per_work_item)
+        out->problems_per_work_item = f->problems_per_work_item;
+    if (f->chunk_problems)
+        out->chunk_problems = f->chunk_problems;
+    if (f->queues)
+        out->queues = f->queues;
+}

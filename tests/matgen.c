@@ -1,0 +1,157 @@
+/* Test-matrix generators; see matgen.h. */
+#include "matgen.h"
+
+#include <lapacke.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+void mg_seed(mg_rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; ++i) { /* splitmix64 expands the seed */
+        seed += 0x9e3779b97f4a7c15ULL;
+        uint64_t z = seed;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        r->s[i] = z ^ (z >> 31);
+    }
+}
+
+static uint64_t next(mg_rng *r) /* xoshiro256** */
+{
+    uint64_t *s = r->s;
+    const uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double mg_uniform(mg_rng *r)
+{
+    return (double)(next(r) >> 11) * 0x1.0p-53;
+}
+
+double mg_normal(mg_rng *r)
+{
+    double u = mg_uniform(r), v = mg_uniform(r);
+    return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+}
+
+void mg_vector(int len, mg_rng *r, double *b)
+{
+    for (int i = 0; i < len; ++i)
+        b[i] = 2.0 * mg_uniform(r) - 1.0;
+}
+
+/* A = Q T Q^T for symmetric tridiagonal T = (d, e) */
+static void apply_tridiagonal(int n, const double *Q, const double *d, const double *e, double *A)
+{
+    double *QT = calloc((size_t)n * n, sizeof *QT); /* Q * T */
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+            double s = Q[i + j * n] * d[j];
+            if (j > 0)
+                s += Q[i + (j - 1) * n] * e[j - 1];
+            if (j + 1 < n)
+                s += Q[i + (j + 1) * n] * e[j];
+            QT[i + j * n] = s;
+        }
+    for (int j = 0; j < n; ++j)
+        for (int i = j; i < n; ++i) {
+            double s = 0;
+            for (int k = 0; k < n; ++k)
+                s += QT[i + k * n] * Q[j + k * n];
+            A[i + j * n] = A[j + i * n] = s;
+        }
+    free(QT);
+}
+
+int mg_xi_rho(int n, double rho, mg_rng *r, double *A)
+{
+    double *Q = malloc(sizeof *Q * (size_t)n * n), *d = malloc(sizeof *d * (size_t)n),
+           *e = malloc(sizeof *e * (size_t)(n + 1)), *tau = malloc(sizeof *tau * (size_t)(n + 1));
+    int info = -1;
+    if (Q && d && e && tau) {
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i)
+                Q[i + j * n] = i == j ? 1.0 : rho;
+        info = n > 1 ? LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, Q, n, d, e, tau) : 0;
+        if (info == 0 && n > 1)
+            info = LAPACKE_dorgtr(LAPACK_COL_MAJOR, 'L', n, Q, n, tau);
+        if (n == 1)
+            Q[0] = 1.0;
+        if (info == 0) {
+            /* R: uniform off-diagonal, diagonal made dominant */
+            for (int i = 0; i + 1 < n; ++i)
+                e[i] = mg_uniform(r);
+            for (int i = 0; i < n; ++i)
+                d[i] = (1.0 + mg_uniform(r)) * (1.0 + (i > 0 ? e[i - 1] : 0) + (i + 1 < n ? e[i] : 0));
+            apply_tridiagonal(n, Q, d, e, A);
+        }
+    }
+    free(Q);
+    free(d);
+    free(e);
+    free(tau);
+    return info;
+}
+
+int mg_orthogonal(int n, mg_rng *r, double *Q)
+{
+    double *tau = malloc(sizeof *tau * (size_t)n), *diag = malloc(sizeof *diag * (size_t)n);
+    int info = -1;
+    if (tau && diag) {
+        for (int i = 0; i < n * n; ++i)
+            Q[i] = mg_normal(r);
+        info = LAPACKE_dgeqrf(LAPACK_COL_MAJOR, n, n, Q, n, tau);
+        for (int i = 0; i < n; ++i)
+            diag[i] = Q[i + i * n] < 0 ? -1.0 : 1.0;
+        if (info == 0)
+            info = LAPACKE_dorgqr(LAPACK_COL_MAJOR, n, n, n, Q, n, tau);
+        for (int j = 0; j < n && info == 0; ++j)
+            for (int i = 0; i < n; ++i)
+                Q[i + j * n] *= diag[j];
+    }
+    free(tau);
+    free(diag);
+    return info;
+}
+
+int mg_from_spectrum(int n, const double *lambda, mg_rng *r, double *A)
+{
+    double *Q = malloc(sizeof *Q * (size_t)n * n);
+    if (!Q)
+        return -1;
+    int info = mg_orthogonal(n, r, Q);
+    if (info == 0)
+        for (int j = 0; j < n; ++j)
+            for (int i = j; i < n; ++i) {
+                double s = 0;
+                for (int k = 0; k < n; ++k)
+                    s += Q[i + k * n] * lambda[k] * Q[j + k * n];
+                A[i + j * n] = A[j + i * n] = s;
+            }
+    free(Q);
+    return info;
+}
+
+int mg_spd_cond(int n, double cond, mg_rng *r, double *A)
+{
+    double *lambda = malloc(sizeof *lambda * (size_t)n);
+    if (!lambda)
+        return -1;
+    for (int i = 0; i < n; ++i)
+        lambda[i] = n > 1 ? pow(cond, -(double)i / (n - 1)) : 1.0;
+    int info = mg_from_spectrum(n, lambda, r, A);
+    free(lambda);
+    return info;
+}

@@ -1,0 +1,33 @@
+/* Test-matrix generators (double precision, column-major) shared by the tests and the batchcl
+ * command. Deterministic: every generator draws from the caller's rng. */
+#ifndef BATCHCL_MATGEN_H
+#define BATCHCL_MATGEN_H
+
+#include <stdint.h>
+
+typedef struct {
+    uint64_t s[4];
+} mg_rng;
+
+void mg_seed(mg_rng *r, uint64_t seed);
+double mg_uniform(mg_rng *r); /* [0, 1) */
+double mg_normal(mg_rng *r);
+
+/* The papers' randomized Xi_rho matrices (Abbas-Turki & Graillat 2016, eq. 6): A = Q R Q^T with Q
+ * the orthogonal factor of the Householder tridiagonalization of Xi_rho (ones on the diagonal, rho
+ * elsewhere) and R a random, diagonally dominant, symmetric tridiagonal matrix. SPD. */
+int mg_xi_rho(int n, double rho, mg_rng *r, double *A);
+
+/* Random orthogonal Q (n*n): Householder QR of a Gaussian matrix, signs fixed (Haar measure). */
+int mg_orthogonal(int n, mg_rng *r, double *Q);
+
+/* Q diag(lambda) Q^T with random orthogonal Q. */
+int mg_from_spectrum(int n, const double *lambda, mg_rng *r, double *A);
+
+/* SPD with 2-norm condition number `cond`: eigenvalues geometric from 1 down to 1/cond. */
+int mg_spd_cond(int n, double cond, mg_rng *r, double *A);
+
+/* Random right-hand sides, uniform in [-1, 1). */
+void mg_vector(int len, mg_rng *r, double *b);
+
+#endif
