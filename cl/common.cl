@@ -1,6 +1,9 @@
 /* Shared by every batchcl kernel: the host prepends this file to each algorithm's source.
  * Build options: -DBCL_DOUBLE selects double precision (float otherwise); -DBCL_INTERLEAVED selects
  * the interleaved batch layout for global arrays (element e of problem k at e*stride + k). */
+#define BCL_CAT_(a, b) a##b
+#define BCL_CAT(a, b) BCL_CAT_(a, b)
+
 #ifdef BCL_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define REAL_T double
@@ -10,9 +13,9 @@
 #define MASK_T int
 #endif
 typedef REAL_T real;
+#define VEC4 BCL_CAT(REAL_T, 4)
 
-#define BCL_CAT_(a, b) a##b
-#define BCL_CAT(a, b) BCL_CAT_(a, b)
+
 
 /* Position of element e of problem k in a global batch array whose problems hold `per` elements. */
 #ifdef BCL_INTERLEAVED

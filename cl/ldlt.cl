@@ -123,12 +123,15 @@ __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real 
             }
         }
 #if VW == 1
-        failed[w] = fail;
+        failed[w] = (int)fail;
 #else
-        MASK_T lanes[VW];
-        BCL_CAT(vstore, VW)(fail, 0, lanes);
+        union { /* the vector's own alignment: vstoren into an int array faults on NVIDIA */
+            maskv v;
+            MASK_T lane[VW];
+        } lanes;
+        lanes.v = fail;
         for (int v = 0; v < VW; ++v)
-            failed[w * VW + v] = (int)lanes[v];
+            failed[w * VW + v] = (int)lanes.lane[v];
 #endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -229,6 +232,15 @@ __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real 
 #else
 #define NN n
 #endif
+/* Work-item t holds rows t + r*NSTAR, r < ROWS: block r of the rows lies in [r*NSTAR, BLOCK_END(r)),
+ * a compile-time range once loops are unrolled, so updates outside the lower triangle vanish. */
+#define BLOCK_END(r) min(NMAX, ((r) + 1) * NSTAR)
+/* Local memory per problem: the pivot-column buffers (two, alternating, and one for the solve),
+ * then the row-packed factor. Strides keep 16-byte alignment for vector loads and put the problems
+ * sharing a warp on different banks. */
+#define NMAX4 ((NMAX + 3) / 4 * 4)
+#define COL_STRIDE ((3 * NMAX4 + 31) / 32 * 32 + 4)
+#define TRI_STRIDE(packed) ((packed) + ((NSTAR - (packed)) % 32 + 32) % 32)
 
 __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real *B, ulong offB,
                         __global real *X, ulong offX, __global real *LD, ulong offLD,
@@ -245,27 +257,29 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
     const bool active = (uint)w < nprob;
     const bool factor = (mode & LDLT_FACTOR) != 0;
     const int packed = NN * (NN + 1) / 2;
+    const int tstride = TRI_STRIDE(packed);
     const uint nn = (uint)(NN * NN);
-    __local real *tri = lds + w * packed;                    /* row-packed factor */
-    __local real *col = lds + mpw * packed + w * 3 * NMAX;   /* two pivot-column buffers */
-    __local real *vec = col + 2 * NMAX;                      /* solution broadcast */
+    __local real *col = lds + w * COL_STRIDE;           /* buffers 0 and 1: pivot columns */
+    __local real *vec = col + 2 * NMAX4;                /* solution broadcast */
+    __local real *tris = lds + mpw * COL_STRIDE;        /* the group's factors */
+    __local real *tri = tris + w * tstride;             /* this problem's row-packed factor */
 
     /* Every barrier below sits in code all work-items run unconditionally (loops with uniform
      * trip counts at most): CPU implementations replicate the code following a barrier inside a
-     * branch, which makes these unrolled kernels take minutes to compile. Work that does not
-     * apply (steps past n, a mode bit not set) is masked instead. */
+     * branch, which makes these kernels take minutes to compile. Work that does not apply (steps
+     * past n, a mode bit not set) is masked instead. */
     int row[ROWS];
-UNROLL
+    UNROLL
     for (int r = 0; r < ROWS; ++r)
         row[r] = t + r * NSTAR;
 
     real a[ROWS][NMAX];
     if (factor) {
-UNROLL
+        UNROLL
         for (int r = 0; r < ROWS; ++r) {
             const bool live = active && row[r] < NN;
-UNROLL
-            for (int k = 0; k < NMAX; ++k)
+            UNROLL
+            for (int k = 0; k < BLOCK_END(r); ++k)
                 a[r][k] = (live && k <= row[r])
                               ? A[offA + BATCH_INDEX(prob, (uint)(k * NN + row[r]), nn, stride)]
                               : (real)0;
@@ -274,29 +288,29 @@ UNROLL
         for (uint e = (uint)lid; e < nprob * (uint)packed; e += get_local_size(0)) {
             uint p, q;
             SPLIT_INDEX(e, nprob, (uint)packed, p, q);
-            lds[p * (uint)packed + q] = LD[offLD + BATCH_INDEX(first + p, q, packed, stride)];
+            tris[p * (uint)tstride + q] = LD[offLD + BATCH_INDEX(first + p, q, packed, stride)];
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!factor) {
-UNROLL
+        UNROLL
         for (int r = 0; r < ROWS; ++r) {
             const bool live = active && row[r] < NN;
-UNROLL
-            for (int k = 0; k < NMAX; ++k)
+            UNROLL
+            for (int k = 0; k < BLOCK_END(r); ++k)
                 a[r][k] = (live && k <= row[r]) ? tri[ROW_START(row[r]) + k] : (real)0;
         }
     }
 
     /* Right-looking elimination: step j broadcasts column j; each work-item updates its rows. */
     int fail = 0;
-UNROLL
+    UNROLL
     for (int j = 0; j < NMAX; ++j) {
-        __local real *buf = col + (j & 1) * NMAX;
+        __local real *buf = col + (j & 1) * NMAX4;
         if (factor) {
-UNROLL
+            UNROLL
             for (int r = 0; r < ROWS; ++r)
-                if (row[r] >= j && row[r] < NN)
+                if (BLOCK_END(r) > j && row[r] >= j && row[r] < NN)
                     buf[row[r]] = a[r][j];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -306,25 +320,43 @@ UNROLL
                 fail = j + 1;
             /* after a failure the multipliers are 0: the values stay finite and unused */
             const real dinv = fail ? (real)0 : (real)1 / d;
-UNROLL
-            for (int r = 0; r < ROWS; ++r) {
-                if (row[r] > j && row[r] < NN) {
-                    const real l = a[r][j] * dinv;
-UNROLL
-                    for (int k = j + 1; k < NMAX; ++k)
-                        if (k < NN)
-                            a[r][k] -= l * buf[k];
-                    a[r][j] = l;
+            real l[ROWS];
+            UNROLL
+            for (int r = 0; r < ROWS; ++r)
+                l[r] = (BLOCK_END(r) > j + 1 && row[r] > j && row[r] < NN) ? a[r][j] * dinv : (real)0;
+#ifdef BCL_UNROLL
+            /* one 16-byte broadcast read feeds 4 columns of every row held */
+            UNROLL
+            for (int k4 = (j + 1) / 4; k4 < NMAX4 / 4; ++k4) {
+                const VEC4 v = ((__local VEC4 *)buf)[k4];
+                UNROLL
+                for (int r = 0; r < ROWS; ++r) {
+#define LDLT_UPDATE(k, val) \
+    if ((k) > j && (k) < BLOCK_END(r)) a[r][k] -= l[r] * (val);
+                    LDLT_UPDATE(4 * k4, v.s0)
+                    LDLT_UPDATE(4 * k4 + 1, v.s1)
+                    LDLT_UPDATE(4 * k4 + 2, v.s2)
+                    LDLT_UPDATE(4 * k4 + 3, v.s3)
+#undef LDLT_UPDATE
                 }
             }
+#else
+            for (int r = 0; r < ROWS; ++r)
+                for (int k = j + 1; k < min(BLOCK_END(r), NN); ++k)
+                    a[r][k] -= l[r] * buf[k];
+#endif
+            UNROLL
+            for (int r = 0; r < ROWS; ++r)
+                if (BLOCK_END(r) > j + 1 && row[r] > j && row[r] < NN)
+                    a[r][j] = l[r];
         }
     }
     if (factor) {
-UNROLL
+        UNROLL
         for (int r = 0; r < ROWS; ++r)
             if (active && row[r] < NN) {
-UNROLL
-                for (int k = 0; k < NMAX; ++k)
+                UNROLL
+                for (int k = 0; k < BLOCK_END(r); ++k)
                     if (k <= row[r])
                         tri[ROW_START(row[r]) + k] = a[r][k];
             }
@@ -337,12 +369,12 @@ UNROLL
         for (uint e = (uint)lid; e < nprob * (uint)packed; e += get_local_size(0)) {
             uint p, q;
             SPLIT_INDEX(e, nprob, (uint)packed, p, q);
-            LD[offLD + BATCH_INDEX(first + p, q, packed, stride)] = lds[p * (uint)packed + q];
+            LD[offLD + BATCH_INDEX(first + p, q, packed, stride)] = tris[p * (uint)tstride + q];
         }
     }
 
     real dg[ROWS];
-UNROLL
+    UNROLL
     for (int r = 0; r < ROWS; ++r)
         dg[r] = (active && row[r] < NN) ? tri[ROW_START(row[r]) + row[r]] : (real)1;
 
@@ -350,48 +382,45 @@ UNROLL
     const int nsolve = (mode & LDLT_SOLVE) ? nrhs : 0;
     for (int c = 0; c < nsolve; ++c) {
         real y[ROWS];
-UNROLL
+        UNROLL
         for (int r = 0; r < ROWS; ++r)
             y[r] = (active && row[r] < NN)
                        ? B[offB + BATCH_INDEX(prob, (uint)(c * NN + row[r]), nb, stride)]
                        : (real)0;
         barrier(CLK_LOCAL_MEM_FENCE); /* col and vec are free again */
-        /* L z = b: step j broadcasts z_j, the rows below subtract L(i,j) z_j (L(i,j) in registers) */
-UNROLL
+        /* L z = b: step j broadcasts z_j (row j is block j / NSTAR of work-item j % NSTAR), the
+         * rows below subtract L(i,j) z_j with L(i,j) in registers */
+        UNROLL
         for (int j = 0; j < NMAX; ++j) {
-UNROLL
-            for (int r = 0; r < ROWS; ++r)
-                if (row[r] == j)
-                    col[j] = y[r];
+            if (t == j % NSTAR)
+                col[j] = y[j / NSTAR];
             barrier(CLK_LOCAL_MEM_FENCE);
             if (j < NN) {
                 const real zj = col[j];
-UNROLL
+                UNROLL
                 for (int r = 0; r < ROWS; ++r)
-                    if (row[r] > j)
+                    if (BLOCK_END(r) > j + 1 && row[r] > j)
                         y[r] -= a[r][j] * zj;
             }
         }
-UNROLL
+        UNROLL
         for (int r = 0; r < ROWS; ++r)
             y[r] /= dg[r];
         /* L^T x = z: step i broadcasts x_i, the rows above subtract L(i,k) x_i (row i in local) */
-UNROLL
+        UNROLL
         for (int i = NMAX - 1; i >= 0; --i) {
-UNROLL
-            for (int r = 0; r < ROWS; ++r)
-                if (row[r] == i)
-                    vec[i] = y[r];
+            if (t == i % NSTAR)
+                vec[i] = y[i / NSTAR];
             barrier(CLK_LOCAL_MEM_FENCE);
             if (i < NN) {
                 const real xi = vec[i];
-UNROLL
+                UNROLL
                 for (int r = 0; r < ROWS; ++r)
-                    if (row[r] < i)
+                    if (r * NSTAR < i && row[r] < i)
                         y[r] -= tri[ROW_START(i) + row[r]] * xi;
             }
         }
-UNROLL
+        UNROLL
         for (int r = 0; r < ROWS; ++r)
             if (active && row[r] < NN) {
                 const ulong at = BATCH_INDEX(prob, (uint)(c * NN + row[r]), nb, stride);

@@ -405,6 +405,9 @@ static int cmd_info(const options *o)
     printf("  local memory %zu B, max work-group %zu, global memory %.2f GiB, max allocation %.2f GiB\n",
            d.local_mem_bytes, d.max_work_group_size, (double)d.global_mem_bytes / 1073741824.0,
            (double)d.max_alloc_bytes / 1073741824.0);
+    char ext[4096] = "";
+    clGetDeviceInfo(bcl_cl_device(ctx), CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
+    printf("  extensions: %s\n", ext);
     printf("  LDL^T sizes up to n = %d (float), %d (double)\n", bcl_ldlt_max_n(ctx, 0),
            bcl_ldlt_max_n(ctx, 1));
     bcl_destroy(ctx);
@@ -524,11 +527,12 @@ static int cmd_bench_sysv(options *o)
                             {"simd", BCL_MAPPING_SIMD, 0},
                             {"collab", BCL_MAPPING_COLLABORATIVE, 0},
                             {"hybrid", BCL_MAPPING_HYBRID, (n + 1) / 2},
-                            {"hybrid", BCL_MAPPING_HYBRID, (n + 3) / 4}};
+                            {"hybrid", BCL_MAPPING_HYBRID, (n + 3) / 4},
+                            {"hybrid", BCL_MAPPING_HYBRID, (n + 7) / 8}};
             for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
                 if (!wants(o->mappings, variants[v].name))
                     continue;
-                if (v == 4 && (variants[4].nstar == variants[3].nstar || n < 8))
+                if (v >= 4 && (variants[v].nstar == variants[v - 1].nstar || n < 4 * (int)v - 8))
                     continue;
                 bcl_params p = {0};
                 p.mapping = variants[v].m;

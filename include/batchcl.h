@@ -90,6 +90,7 @@ typedef struct {
     int specialize;             /* 1: compile for the exact n; -1: for a size bucket; 0: table */
     int simd_interleaved;       /* SIMD local-memory layout: 1 interleaved, -1 per problem, 0 table */
     int problems_per_work_item; /* SIMD: problems per work-item, in vector lanes (1, 2, 4, 8, 16) */
+    int unroll;                 /* 1: fully unrolled kernels (GPU style), -1: rolled loops, 0: table */
     size_t chunk_problems;      /* host-pointer calls: problems per chunk; 0 = from device memory */
     int queues;                 /* host-pointer calls: queues used for overlap (1..4); 0 = table */
 } bcl_params;

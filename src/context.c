@@ -483,9 +483,9 @@ bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_set_params: queues must be 0..%d",
                         BCL_MAX_QUEUES);
     if (params->specialize < -1 || params->specialize > 1 || params->simd_interleaved < -1 ||
-        params->simd_interleaved > 1)
+        params->simd_interleaved > 1 || params->unroll < -1 || params->unroll > 1)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "bcl_set_params: specialize and simd_interleaved take -1, 0 or 1");
+                        "bcl_set_params: specialize, simd_interleaved and unroll take -1, 0 or 1");
     const int ppw = params->problems_per_work_item;
     if (ppw != 0 && ppw != 1 && ppw != 2 && ppw != 4 && ppw != 8 && ppw != 16)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,

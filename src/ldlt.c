@@ -141,7 +141,7 @@ static bcl_status plan_coop(bcl_context *ctx, const char *fn, int dbl, int n, bc
     const int nstar = (nmax + rows - 1) / rows;
     char options[256];
     snprintf(options, sizeof options, "-DLDLT_COOP -DNMAX=%d -DROWS=%d%s%s%s%s", nmax, rows,
-             exact ? " -DNEXACT" : "", ctx->dev.is_gpu ? " -DBCL_UNROLL" : "", dbl ? " -DBCL_DOUBLE" : "",
+             exact ? " -DNEXACT" : "", p->unroll > 0 ? " -DBCL_UNROLL" : "", dbl ? " -DBCL_DOUBLE" : "",
              layout == BCL_LAYOUT_INTERLEAVED ? " -DBCL_INTERLEAVED" : "");
     snprintf(plan->options, sizeof plan->options, "%s", options);
     bcl_status s = bcl_get_kernel(ctx, "ldlt.cl", options, "ldlt_coop", &plan->kernel);
@@ -149,7 +149,8 @@ static bcl_status plan_coop(bcl_context *ctx, const char *fn, int dbl, int n, bc
         return s;
     /* sized by nmax, so that a size bucket keeps one group shape (one compiled work-group
      * function on CPU implementations) */
-    const size_t per = (packed_size(nmax) + 3 * (size_t)nmax) * es;
+    const size_t nmax4 = ((size_t)nmax + 3) / 4 * 4; /* as COL_STRIDE and TRI_STRIDE in ldlt.cl */
+    const size_t per = ((3 * nmax4 + 31) / 32 * 32 + 4 + packed_size(nmax) + 31) * es;
     size_t target = COOP_TARGET_GROUP / (size_t)nstar;
     s = fit_group(ctx, plan->kernel, per, (size_t)nstar, (size_t)p->problems_per_group, target,
                   &plan->per_group);

@@ -16,10 +16,12 @@ static void ldlt_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_param
         p->problems_per_work_item = width >= 16 ? 16 : width >= 8 ? 8 : width >= 4 ? 4 : width >= 2 ? 2 : 1;
         p->problems_per_group = 32;
         p->specialize = -1;
+        p->unroll = -1;
         return;
     }
     /* GPUs: the paper's regimes (eq. 7): n* ~ n/2 below n = 40, n* = n above. */
     p->specialize = 1;
+    p->unroll = 1;
     p->simd_interleaved = 1;
     p->problems_per_work_item = 1;
     if (n >= 8 && n < 40) {
@@ -54,6 +56,8 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
         out->specialize = f->specialize;
     if (f->simd_interleaved)
         out->simd_interleaved = f->simd_interleaved;
+    if (f->unroll)
+        out->unroll = f->unroll;
     if (f->problems_per_work_item)
         out->problems_per_work_item = f->problems_per_work_item;
     if (f->chunk_problems)

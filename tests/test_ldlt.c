@@ -151,6 +151,24 @@ static void test_exact_and_splits(void **state)
                 check_grid_size(ctx, sizes[s], 1, dbl, exact[v].name);
                 check_grid_size(ctx, sizes[s], 2, dbl, exact[v].name);
             }
+    /* the GPU code path (unrolled, vector broadcast reads) on the smallest buckets */
+    for (int dbl = 0; dbl < 2; ++dbl)
+        for (int n = 5; n <= 16; n += 11) {
+            const variant unrolled[] = {{"collaborative-unrolled", BCL_MAPPING_COLLABORATIVE, 0, 0, 0, -1},
+                                        {"hybrid-unrolled", BCL_MAPPING_HYBRID, 2, 0, 0, -1}};
+            for (int v = 0; v < 2; ++v) {
+                apply_variant(ctx, &unrolled[v], n, dbl);
+                bcl_params p = {0};
+                p.mapping = unrolled[v].mapping;
+                p.work_items_per_problem = unrolled[v].nstar_div ? (n + 1) / 2 : 0;
+                p.specialize = unrolled[v].specialize;
+                p.unroll = 1;
+                TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &p));
+                check_grid_size(ctx, n, 2, dbl, unrolled[v].name);
+                if (!strstr(bcl_last_kernel(ctx), "-DBCL_UNROLL"))
+                    fail_msg("not the unrolled kernel: %s", bcl_last_kernel(ctx));
+            }
+        }
     /* three rows per work-item (n* = ceil(n/3)) in the smallest bucket */
     const variant third = {"hybrid-n/3", BCL_MAPPING_HYBRID, 3, 0, 0, -1};
     for (int n = 3; n <= 8; ++n) {
