@@ -50,6 +50,7 @@ typedef struct {
     const char *mappings; /* "all" or comma list of simd,collab,hybrid,auto */
     int lapack;
     int verify;
+    int ppg; /* problems per work-group for the forced variants; 0 = table */
 } options;
 
 static void parse_list(const char *s, options *o)
@@ -86,6 +87,7 @@ static void usage(void)
          "  --precision s|d|both      (default s)\n"
          "  --mapping LIST            bench: all or some of auto,simd,collab,hybrid (default all)\n"
          "  --reps R                  timed repetitions, the median is reported (default 5)\n"
+         "  --ppg P                   bench: problems per work-group of the forced variants\n"
          "  --no-lapack               skip the LAPACK baseline");
 }
 
@@ -111,6 +113,8 @@ static options parse(int argc, char **argv, int first)
             o.nrhs = atoi(argv[++i]);
         else if (!strcmp(a, "--reps") && v)
             o.reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--ppg") && v)
+            o.ppg = atoi(argv[++i]);
         else if (!strcmp(a, "--mapping") && v)
             o.mappings = argv[++i];
         else if (!strcmp(a, "--precision") && v) {
@@ -537,6 +541,7 @@ static int cmd_bench_sysv(options *o)
                 bcl_params p = {0};
                 p.mapping = variants[v].m;
                 p.work_items_per_problem = variants[v].nstar;
+                p.problems_per_group = o->ppg;
                 bcl_set_params(ctx, v ? &p : NULL);
                 double dev_s = 0, host_s = 0;
                 bcl_status st = resident ? device_time(ctx, n, nrhs, batch, dbl, &d, o->reps, &dev_s)
