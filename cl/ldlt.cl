@@ -56,11 +56,8 @@ typedef BCL_CAT(MASK_T, VW) maskv;
 __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real *B, ulong offB,
                         __global real *X, ulong offX, __global real *LD, ulong offLD,
                         __global int *info, ulong offInfo, int n, int nrhs, uint count,
-                        ulong stride, int mode, __local realv *ldsv)
+                        ulong stride, int mode, __local real *lds)
 {
-    /* local memory is declared with the vector type: a __local real * argument is only aligned
-     * for a real, and vector accesses through it fault on NVIDIA */
-    __local real *lds = (__local real *)ldsv;
     const int mpw = (int)get_local_size(0);
     const int w = (int)get_local_id(0);
     const uint first = (uint)get_group_id(0) * (uint)(mpw * VW);
@@ -68,6 +65,7 @@ __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real 
     const int packed = n * (n + 1) / 2;
     const int per_lds = packed + n; /* triangle, then a work vector of n */
     const uint nn = (uint)(n * n);
+    __local realv *ldsv = (__local realv *)lds;
     __local int *failed = (__local int *)(lds + (size_t)mpw * VW * per_lds); /* per problem */
 
 #if VW == 1
@@ -237,22 +235,11 @@ __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real 
 /* Work-item t holds rows t + r*NSTAR, r < ROWS: block r of the rows lies in [r*NSTAR, BLOCK_END(r)),
  * a compile-time range once loops are unrolled, so updates outside the lower triangle vanish. */
 #define BLOCK_END(r) min(NMAX, ((r) + 1) * NSTAR)
-/* What the kernel does is fixed at compile time (-DLDLT_MODE, LDLT_* bits), so no barrier ever sits
- * in a branch: CPU compilers replicate the code that follows such a barrier (minutes of compile
- * time for these unrolled kernels). The run-time `mode` argument is ignored. */
-#define FACTOR ((LDLT_MODE & LDLT_FACTOR) != 0)
-#define STORE ((LDLT_MODE & LDLT_STORE) != 0)
-#define SOLVE ((LDLT_MODE & LDLT_SOLVE) != 0)
-/* Factor and solve: the first right-hand side rides along the elimination (forward substitution
- * for free, no barriers of its own). */
-#define FUSED (FACTOR && SOLVE)
-/* Local memory per problem: two pivot-column buffers (alternating steps; slot NMAX4 carries z_j
- * of the fused right-hand side), one for the back substitution, then the row-packed factor.
- * Strides keep 16-byte alignment for vector reads and put the problems sharing a warp on
- * different banks. */
+/* Local memory per problem: the pivot-column buffers (two, alternating, and one for the solve),
+ * then the row-packed factor. Strides keep 16-byte alignment for vector loads and put the problems
+ * sharing a warp on different banks. */
 #define NMAX4 ((NMAX + 3) / 4 * 4)
-#define BUF_LEN (NMAX4 + 4)
-#define COL_STRIDE ((2 * BUF_LEN + NMAX4 + 31) / 32 * 32 + 4)
+#define COL_STRIDE ((3 * NMAX4 + 31) / 32 * 32 + 4)
 #define TRI_STRIDE(packed) ((packed) + ((NSTAR - (packed)) % 32 + 32) % 32)
 
 __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real *B, ulong offB,
@@ -260,8 +247,8 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
                         __global int *info, ulong offInfo, int n, int nrhs, uint count,
                         ulong stride, int mode, __local VEC4 *lds4)
 {
-    (void)mode;
-    /* declared as vectors: a __local real * argument is only aligned for a real */
+    /* declared as vectors: a __local real * argument is only aligned for a real, and vector
+     * reads through it fault on NVIDIA */
     __local real *lds = (__local real *)lds4;
     const int lid = (int)get_local_id(0);
     const int w = lid / NSTAR;   /* problem within the work-group */
@@ -271,46 +258,66 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
     const uint nprob = min((uint)mpw, count - first);
     const uint prob = first + (uint)w;
     const bool active = (uint)w < nprob;
+    const bool factor = (mode & LDLT_FACTOR) != 0;
     const int packed = NN * (NN + 1) / 2;
     const int tstride = TRI_STRIDE(packed);
-    const uint nn = (uint)(NN * NN), nb = (uint)(NN * nrhs);
+    const uint nn = (uint)(NN * NN);
     __local real *col = lds + w * COL_STRIDE;           /* buffers 0 and 1: pivot columns */
-    __local real *vec = col + 2 * BUF_LEN;              /* back-substitution broadcast */
+    __local real *vec = col + 2 * NMAX4;                /* solution broadcast */
     __local real *tris = lds + mpw * COL_STRIDE;        /* the group's factors */
     __local real *tri = tris + w * tstride;             /* this problem's row-packed factor */
 
+    /* Every barrier below sits in code all work-items run unconditionally (loops with uniform
+     * trip counts at most): CPU implementations replicate the code following a barrier inside a
+     * branch, which makes these kernels take minutes to compile. Work that does not apply (steps
+     * past n, a mode bit not set) is masked instead. */
     int row[ROWS];
     UNROLL
     for (int r = 0; r < ROWS; ++r)
         row[r] = t + r * NSTAR;
 
     real a[ROWS][NMAX];
-    real y[ROWS]; /* the right-hand side being solved, one entry per row held */
-#if FACTOR
-    UNROLL
-    for (int r = 0; r < ROWS; ++r) {
-        const bool live = active && row[r] < NN;
+    if (factor) {
         UNROLL
-        for (int k = 0; k < BLOCK_END(r); ++k)
-            a[r][k] = (live && k <= row[r])
-                          ? A[offA + BATCH_INDEX(prob, (uint)(k * NN + row[r]), nn, stride)]
-                          : (real)0;
-        y[r] = (FUSED && live) ? B[offB + BATCH_INDEX(prob, (uint)row[r], nb, stride)] : (real)0;
+        for (int r = 0; r < ROWS; ++r) {
+            const bool live = active && row[r] < NN;
+            UNROLL
+            for (int k = 0; k < BLOCK_END(r); ++k)
+                a[r][k] = (live && k <= row[r])
+                              ? A[offA + BATCH_INDEX(prob, (uint)(k * NN + row[r]), nn, stride)]
+                              : (real)0;
+        }
+    } else {
+        for (uint e = (uint)lid; e < nprob * (uint)packed; e += get_local_size(0)) {
+            uint p, q;
+            SPLIT_INDEX(e, nprob, (uint)packed, p, q);
+            tris[p * (uint)tstride + q] = LD[offLD + BATCH_INDEX(first + p, q, packed, stride)];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!factor) {
+        UNROLL
+        for (int r = 0; r < ROWS; ++r) {
+            const bool live = active && row[r] < NN;
+            UNROLL
+            for (int k = 0; k < BLOCK_END(r); ++k)
+                a[r][k] = (live && k <= row[r]) ? tri[ROW_START(row[r]) + k] : (real)0;
+        }
     }
 
     /* Right-looking elimination: step j broadcasts column j; each work-item updates its rows. */
     int fail = 0;
     UNROLL
     for (int j = 0; j < NMAX; ++j) {
-        __local real *buf = col + (j & 1) * BUF_LEN;
-        UNROLL
-        for (int r = 0; r < ROWS; ++r)
-            if (BLOCK_END(r) > j && row[r] >= j && row[r] < NN)
-                buf[row[r]] = a[r][j];
-        if (FUSED && t == j % NSTAR)
-            buf[NMAX4] = y[j / NSTAR]; /* z_j: final, every earlier step has reached it */
+        __local real *buf = col + (j & 1) * NMAX4;
+        if (factor) {
+            UNROLL
+            for (int r = 0; r < ROWS; ++r)
+                if (BLOCK_END(r) > j && row[r] >= j && row[r] < NN)
+                    buf[row[r]] = a[r][j];
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (j < NN) {
+        if (factor && j < NN) {
             const real d = buf[j];
             if (!(d > (real)0) && !fail)
                 fail = j + 1;
@@ -341,83 +348,62 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
                 for (int k = j + 1; k < min(BLOCK_END(r), NN); ++k)
                     a[r][k] -= l[r] * buf[k];
 #endif
-            if (FUSED) {
-                const real zj = buf[NMAX4];
-                UNROLL
-                for (int r = 0; r < ROWS; ++r)
-                    y[r] -= l[r] * zj;
-            }
             UNROLL
             for (int r = 0; r < ROWS; ++r)
                 if (BLOCK_END(r) > j + 1 && row[r] > j && row[r] < NN)
                     a[r][j] = l[r];
         }
     }
-    UNROLL
-    for (int r = 0; r < ROWS; ++r)
-        if (active && row[r] < NN) {
-            UNROLL
-            for (int k = 0; k < BLOCK_END(r); ++k)
-                if (k <= row[r])
-                    tri[ROW_START(row[r]) + k] = a[r][k];
-        }
-    if (active && t == 0)
-        info[offInfo + prob] = fail;
-    barrier(CLK_LOCAL_MEM_FENCE);
-#else
-    const int fail = 0;
-    for (uint e = (uint)lid; e < nprob * (uint)packed; e += get_local_size(0)) {
-        uint p, q;
-        SPLIT_INDEX(e, nprob, (uint)packed, p, q);
-        tris[p * (uint)tstride + q] = LD[offLD + BATCH_INDEX(first + p, q, packed, stride)];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    UNROLL
-    for (int r = 0; r < ROWS; ++r) {
-        const bool live = active && row[r] < NN;
+    if (factor) {
         UNROLL
-        for (int k = 0; k < BLOCK_END(r); ++k)
-            a[r][k] = (live && k <= row[r]) ? tri[ROW_START(row[r]) + k] : (real)0;
+        for (int r = 0; r < ROWS; ++r)
+            if (active && row[r] < NN) {
+                UNROLL
+                for (int k = 0; k < BLOCK_END(r); ++k)
+                    if (k <= row[r])
+                        tri[ROW_START(row[r]) + k] = a[r][k];
+            }
+        if (active && t == 0)
+            info[offInfo + prob] = fail;
     }
-#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
 
-#if STORE
-    for (uint e = (uint)lid; e < nprob * (uint)packed; e += get_local_size(0)) {
-        uint p, q;
-        SPLIT_INDEX(e, nprob, (uint)packed, p, q);
-        LD[offLD + BATCH_INDEX(first + p, q, packed, stride)] = tris[p * (uint)tstride + q];
+    if (mode & LDLT_STORE) {
+        for (uint e = (uint)lid; e < nprob * (uint)packed; e += get_local_size(0)) {
+            uint p, q;
+            SPLIT_INDEX(e, nprob, (uint)packed, p, q);
+            LD[offLD + BATCH_INDEX(first + p, q, packed, stride)] = tris[p * (uint)tstride + q];
+        }
     }
-#endif
 
-#if SOLVE
     real dg[ROWS];
     UNROLL
     for (int r = 0; r < ROWS; ++r)
         dg[r] = (active && row[r] < NN) ? tri[ROW_START(row[r]) + row[r]] : (real)1;
-    for (int c = 0; c < nrhs; ++c) {
-        /* L z = b, unless the elimination did it already (the fused first right-hand side); a
-         * loop of zero or one trip rather than an if, for the barriers inside */
-        for (int pass = (FUSED && c == 0) ? 1 : 0; pass < 1; ++pass) {
-            UNROLL
-            for (int r = 0; r < ROWS; ++r)
-                y[r] = (active && row[r] < NN)
-                           ? B[offB + BATCH_INDEX(prob, (uint)(c * NN + row[r]), nb, stride)]
-                           : (real)0;
-            barrier(CLK_LOCAL_MEM_FENCE); /* col is free again */
-            /* step j broadcasts z_j (row j is block j / NSTAR of work-item j % NSTAR); the rows
-             * below subtract L(i,j) z_j with L(i,j) in registers */
-            UNROLL
-            for (int j = 0; j < NMAX; ++j) {
-                if (t == j % NSTAR)
-                    col[j] = y[j / NSTAR];
-                barrier(CLK_LOCAL_MEM_FENCE);
-                if (j < NN) {
-                    const real zj = col[j];
-                    UNROLL
-                    for (int r = 0; r < ROWS; ++r)
-                        if (BLOCK_END(r) > j + 1 && row[r] > j)
-                            y[r] -= a[r][j] * zj;
-                }
+
+    const uint nb = (uint)(NN * nrhs);
+    const int nsolve = (mode & LDLT_SOLVE) ? nrhs : 0;
+    for (int c = 0; c < nsolve; ++c) {
+        real y[ROWS];
+        UNROLL
+        for (int r = 0; r < ROWS; ++r)
+            y[r] = (active && row[r] < NN)
+                       ? B[offB + BATCH_INDEX(prob, (uint)(c * NN + row[r]), nb, stride)]
+                       : (real)0;
+        barrier(CLK_LOCAL_MEM_FENCE); /* col and vec are free again */
+        /* L z = b: step j broadcasts z_j (row j is block j / NSTAR of work-item j % NSTAR), the
+         * rows below subtract L(i,j) z_j with L(i,j) in registers */
+        UNROLL
+        for (int j = 0; j < NMAX; ++j) {
+            if (t == j % NSTAR)
+                col[j] = y[j / NSTAR];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (j < NN) {
+                const real zj = col[j];
+                UNROLL
+                for (int r = 0; r < ROWS; ++r)
+                    if (BLOCK_END(r) > j + 1 && row[r] > j)
+                        y[r] -= a[r][j] * zj;
             }
         }
         UNROLL
@@ -443,9 +429,7 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
                 const ulong at = BATCH_INDEX(prob, (uint)(c * NN + row[r]), nb, stride);
                 X[offX + at] = fail ? B[offB + at] : y[r];
             }
-        barrier(CLK_LOCAL_MEM_FENCE); /* vec is free again */
     }
-#endif
 }
 
 #else

@@ -21,7 +21,8 @@
  * BATCHCL_CACHE_DIR (program binaries; "off" disables, default ~/.cache/batchcl),
  * BATCHCL_DEVICE_MEMORY_LIMIT (bytes of device memory the library may plan for),
  * BATCHCL_ZERO_COPY=0 (copy through device buffers even on devices sharing host memory),
- * BATCHCL_STAGING=0|1 (stage pageable host memory through pinned buffers; default on discrete GPUs).
+ * BATCHCL_STAGING=0|1 (stage pageable host memory through pinned buffers; default on discrete GPUs),
+ * BATCHCL_BUILD_OPTIONS (extra OpenCL build options for every kernel: experiments and tuning).
  */
 #ifndef BATCHCL_H
 #define BATCHCL_H

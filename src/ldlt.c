@@ -119,8 +119,8 @@ static bcl_status plan_simd(bcl_context *ctx, const char *fn, int dbl, int n, bc
 
 /* Collaborative (rows = 1) and hybrid (rows >= 2) kernels; BCL_UNSUPPORTED_SIZE when the rows do
  * not fit the register budget or the group does not fit the device. */
-static bcl_status plan_coop(bcl_context *ctx, const char *fn, int dbl, int n, int mode,
-                            bcl_layout layout, const bcl_params *p, ldlt_plan *plan)
+static bcl_status plan_coop(bcl_context *ctx, const char *fn, int dbl, int n, bcl_layout layout,
+                            const bcl_params *p, ldlt_plan *plan)
 {
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     int rows = 1;
@@ -140,8 +140,7 @@ static bcl_status plan_coop(bcl_context *ctx, const char *fn, int dbl, int n, in
                         COOP_REGISTER_BYTES);
     const int nstar = (nmax + rows - 1) / rows;
     char options[256];
-    snprintf(options, sizeof options, "-DLDLT_COOP -DLDLT_MODE=%d -DNMAX=%d -DROWS=%d%s%s%s%s", mode,
-             nmax, rows,
+    snprintf(options, sizeof options, "-DLDLT_COOP -DNMAX=%d -DROWS=%d%s%s%s%s", nmax, rows,
              exact ? " -DNEXACT" : "", p->unroll > 0 ? " -DBCL_UNROLL" : "", dbl ? " -DBCL_DOUBLE" : "",
              layout == BCL_LAYOUT_INTERLEAVED ? " -DBCL_INTERLEAVED" : "");
     snprintf(plan->options, sizeof plan->options, "%s", options);
@@ -151,7 +150,7 @@ static bcl_status plan_coop(bcl_context *ctx, const char *fn, int dbl, int n, in
     /* sized by nmax, so that a size bucket keeps one group shape (one compiled work-group
      * function on CPU implementations) */
     const size_t nmax4 = ((size_t)nmax + 3) / 4 * 4; /* as COL_STRIDE and TRI_STRIDE in ldlt.cl */
-    const size_t per = ((2 * (nmax4 + 4) + nmax4 + 31) / 32 * 32 + 4 + packed_size(nmax) + 31) * es;
+    const size_t per = ((3 * nmax4 + 31) / 32 * 32 + 4 + packed_size(nmax) + 31) * es;
     size_t target = COOP_TARGET_GROUP / (size_t)nstar;
     s = fit_group(ctx, plan->kernel, per, (size_t)nstar, (size_t)p->problems_per_group, target,
                   &plan->per_group);
@@ -169,14 +168,14 @@ static bcl_status plan_coop(bcl_context *ctx, const char *fn, int dbl, int n, in
     return BCL_SUCCESS;
 }
 
-static bcl_status make_plan(bcl_context *ctx, const char *fn, int dbl, int n, int mode,
-                            bcl_layout layout, ldlt_plan *plan)
+static bcl_status make_plan(bcl_context *ctx, const char *fn, int dbl, int n, bcl_layout layout,
+                            ldlt_plan *plan)
 {
     bcl_params p;
     bcl_tuning_lookup(ctx, BCL_ROUTINE_LDLT, dbl, n, &p);
     memset(plan, 0, sizeof *plan);
     if (p.mapping == BCL_MAPPING_COLLABORATIVE || p.mapping == BCL_MAPPING_HYBRID) {
-        bcl_status s = plan_coop(ctx, fn, dbl, n, mode, layout, &p, plan);
+        bcl_status s = plan_coop(ctx, fn, dbl, n, layout, &p, plan);
         /* a table choice that does not fit falls back to SIMD; a forced one is an error */
         if (s != BCL_UNSUPPORTED_SIZE || ctx->forced.mapping != BCL_MAPPING_AUTO)
             return s;
@@ -391,7 +390,7 @@ static bcl_status ldlt_host(bcl_context *ctx, const char *fn, int dbl, int mode,
         return s;
 
     ldlt_plan plan;
-    s = make_plan(ctx, fn, dbl, n, mode, BCL_LAYOUT_CONTIGUOUS, &plan);
+    s = make_plan(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, &plan);
     if (s != BCL_SUCCESS)
         return s;
     bcl_params p;
@@ -583,7 +582,7 @@ static bcl_status ldlt_device(bcl_context *ctx, const char *fn, int dbl, int mod
     if (s != BCL_SUCCESS)
         return s;
     ldlt_plan plan;
-    s = make_plan(ctx, fn, dbl, n, mode, layout, &plan);
+    s = make_plan(ctx, fn, dbl, n, layout, &plan);
     if (s != BCL_SUCCESS)
         return s;
     ldlt_call call = {&plan, n, (mode & LDLT_SOLVE) ? nrhs : 1, mode};

@@ -172,7 +172,8 @@ static int make_dirs(const char *dir)
 }
 
 /* Best effort: an unwritable cache directory only costs a rebuild next time. */
-static void write_cached_binary(const bcl_context *ctx, const char *path, cl_program program)
+static void write_cached_binary(const bcl_context *ctx, const char *path, cl_program program,
+                                const char *options)
 {
     size_t size = 0;
     if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
@@ -199,6 +200,14 @@ static void write_cached_binary(const bcl_context *ctx, const char *path, cl_pro
             remove(tmp);
     }
     free(bin);
+    /* a readable note of what the entry holds, for people inspecting the cache */
+    char note[1200];
+    snprintf(note, sizeof note, "%.*s.txt", (int)(strlen(path) - 4), path);
+    FILE *n = fopen(note, "w");
+    if (n) {
+        fprintf(n, "%s\n%s\n%s\n", ctx->dev.name, ctx->dev.driver_version, options);
+        fclose(n);
+    }
 }
 
 static bcl_status build_log_error(const bcl_context *ctx, cl_program program, const char *file,
@@ -226,8 +235,11 @@ static bcl_status build_program(bcl_context *ctx, const char *file, const char *
     bcl_status s = load_source(ctx, file, &source);
     if (s != BCL_SUCCESS)
         return s;
+    /* BATCHCL_BUILD_OPTIONS: extra options for every kernel (experiments, tuning) */
+    const char *extra = getenv("BATCHCL_BUILD_OPTIONS");
     char full_options[1024];
-    snprintf(full_options, sizeof full_options, "-cl-std=CL1.2 %s", options);
+    snprintf(full_options, sizeof full_options, "-cl-std=CL1.2 %s%s%s", options, extra ? " " : "",
+             extra ? extra : "");
     char cache_path[1200] = "";
     if (ctx->cache_dir[0])
         cache_file_name(ctx, source, full_options, cache_path, sizeof cache_path);
@@ -264,7 +276,7 @@ static bcl_status build_program(bcl_context *ctx, const char *file, const char *
         return s;
     }
     if (cache_path[0])
-        write_cached_binary(ctx, cache_path, p);
+        write_cached_binary(ctx, cache_path, p, full_options);
     *out = p;
     return BCL_SUCCESS;
 }
