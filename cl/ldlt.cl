@@ -105,21 +105,47 @@ __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real 
     const bool active = (uint)(w * VW) < nprob;
     if ((mode & LDLT_FACTOR) && active) {
         maskv fail = (maskv)0;
+        /* Left-looking (Crout) by rows: L(i,j) = (A(i,j) - sum_k L(i,k) W(k)) / D(j) with
+         * W(k) = L(j,k) D(k) in the work vector. Dot products over contiguous rows need no
+         * stores, and four rows share each load of W: 1.25 loads per multiply-add, against two
+         * loads and a store in the right-looking order (CPUs run out of load/store ports). */
         for (int j = 0; j < n; ++j) {
-            const realv d = LDS(w, ROW_START(j) + j);
+            const int rj = ROW_START(j);
+            realv d = LDS(w, rj + j);
+            for (int k = 0; k < j; ++k) {
+                const realv ljk = LDS(w, rj + k);
+                const realv wk = ljk * LDS(w, ROW_START(k) + k);
+                LDS(w, packed + k) = wk;
+                d -= ljk * wk;
+            }
             /* a pivot that is not > 0 (NaN included) stops its lane: its multipliers become 0 */
             const maskv bad = !isgreater(d, (realv)0) & (fail == (maskv)0);
             fail = select(fail, (maskv)(j + 1), bad);
             const realv dinv = select((realv)0, (realv)1 / d, (maskv)(fail == (maskv)0));
-            /* column j below the pivot, gathered so that row updates run over contiguous memory */
-            for (int i = j + 1; i < n; ++i)
-                LDS(w, packed + i) = LDS(w, ROW_START(i) + j);
-            for (int i = j + 1; i < n; ++i) {
-                const realv l = LDS(w, packed + i) * dinv;
+            LDS(w, rj + j) = d;
+            int i = j + 1;
+            for (; i + 3 < n; i += 4) {
+                const int r0 = ROW_START(i), r1 = r0 + i + 1, r2 = r1 + i + 2, r3 = r2 + i + 3;
+                realv s0 = LDS(w, r0 + j), s1 = LDS(w, r1 + j), s2 = LDS(w, r2 + j),
+                      s3 = LDS(w, r3 + j);
+                for (int k = 0; k < j; ++k) {
+                    const realv wk = LDS(w, packed + k);
+                    s0 -= LDS(w, r0 + k) * wk;
+                    s1 -= LDS(w, r1 + k) * wk;
+                    s2 -= LDS(w, r2 + k) * wk;
+                    s3 -= LDS(w, r3 + k) * wk;
+                }
+                LDS(w, r0 + j) = s0 * dinv;
+                LDS(w, r1 + j) = s1 * dinv;
+                LDS(w, r2 + j) = s2 * dinv;
+                LDS(w, r3 + j) = s3 * dinv;
+            }
+            for (; i < n; ++i) {
                 const int ri = ROW_START(i);
-                for (int k = j + 1; k <= i; ++k)
-                    LDS(w, ri + k) -= l * LDS(w, packed + k);
-                LDS(w, ri + j) = l;
+                realv s = LDS(w, ri + j);
+                for (int k = 0; k < j; ++k)
+                    s -= LDS(w, ri + k) * LDS(w, packed + k);
+                LDS(w, ri + j) = s * dinv;
             }
         }
 #if VW == 1
@@ -327,7 +353,7 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
             UNROLL
             for (int r = 0; r < ROWS; ++r)
                 l[r] = (BLOCK_END(r) > j + 1 && row[r] > j && row[r] < NN) ? a[r][j] * dinv : (real)0;
-#ifdef BCL_UNROLL
+#if defined(BCL_UNROLL) && !defined(LDLT_SCALAR_BCAST)
             /* one 16-byte broadcast read feeds 4 columns of every row held */
             UNROLL
             for (int k4 = (j + 1) / 4; k4 < NMAX4 / 4; ++k4) {
@@ -344,9 +370,13 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
                 }
             }
 #else
-            for (int r = 0; r < ROWS; ++r)
-                for (int k = j + 1; k < min(BLOCK_END(r), NN); ++k)
-                    a[r][k] -= l[r] * buf[k];
+            UNROLL
+            for (int r = 0; r < ROWS; ++r) {
+                UNROLL
+                for (int k = j + 1; k < BLOCK_END(r); ++k)
+                    if (k < NN)
+                        a[r][k] -= l[r] * buf[k];
+            }
 #endif
             UNROLL
             for (int r = 0; r < ROWS; ++r)

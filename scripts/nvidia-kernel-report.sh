@@ -6,7 +6,8 @@ dir=${1:-$HOME/.cache/batchcl}
 arch=${ARCH:-sm_90}
 ptxas=${PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
 for f in "$dir"/*.bin; do
-  tail -c +25 "$f" > /tmp/bcl-kernel.ptx   # skip batchcl's 24-byte cache header
+  # skip batchcl's 24-byte cache header and the PTX string's terminating NUL
+  tail -c +25 "$f" | tr -d '\000' > /tmp/bcl-kernel.ptx
   echo "== $(basename "$f") $(tail -n1 "${f%.bin}.txt" 2>/dev/null)"
   "$ptxas" -arch="$arch" -v /tmp/bcl-kernel.ptx -o /dev/null 2>&1 | grep -v "Compiling entry" | sed 's/^ptxas info *: //'
 done

@@ -179,6 +179,7 @@ static bcl_status make_plan(bcl_context *ctx, const char *fn, int dbl, int n, bc
         /* a table choice that does not fit falls back to SIMD; a forced one is an error */
         if (s != BCL_UNSUPPORTED_SIZE || ctx->forced.mapping != BCL_MAPPING_AUTO)
             return s;
+        p.problems_per_group = ctx->forced.problems_per_group; /* the table's was for the other */
     }
     return plan_simd(ctx, fn, dbl, n, layout, &p, plan);
 }

@@ -19,17 +19,19 @@ static void ldlt_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_param
         p->unroll = -1;
         return;
     }
-    /* GPUs: the paper's regimes (eq. 7): n* ~ n/2 below n = 40, n* = n above. */
+    /* GPUs, measured on an H100 (README): two rows per work-item (n* = n/2) win from n = 5 in
+     * single precision up to 64, unlike the paper's n* = n beyond 40 on its GPU; in double the
+     * registers of two rows run out past n = 32. Two problems per group once a problem fills a
+     * warp, 128 work-items per group below. */
     p->specialize = 1;
     p->unroll = 1;
     p->simd_interleaved = 1;
     p->problems_per_work_item = 1;
-    if (n >= 8 && n < 40) {
-        p->mapping = BCL_MAPPING_HYBRID;
-        p->work_items_per_problem = (n + 1) / 2;
-    } else {
-        p->mapping = BCL_MAPPING_COLLABORATIVE;
-    }
+    const int hybrid = dbl ? (n >= 8 && n <= 32) : (n >= 5 && n <= 64);
+    const int nstar = hybrid ? (n + 1) / 2 : n;
+    p->mapping = hybrid ? BCL_MAPPING_HYBRID : BCL_MAPPING_COLLABORATIVE;
+    p->work_items_per_problem = hybrid ? nstar : 0;
+    p->problems_per_group = nstar >= 32 ? 2 : (128 + nstar - 1) / nstar;
 }
 
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
