@@ -1,6 +1,7 @@
 /* Program loading: kernel search path, build with -D options, in-memory and on-disk binary cache. */
 #include "internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,17 +53,40 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-/* The directories searched, in order, as one ':'-separated string. */
+/* share/batchcl/cl beside the directory holding this library: an installed tree that was moved
+ * still finds its kernels. Empty when the library's path is unknown. */
+static void relative_kernel_dir(char *out, size_t cap)
+{
+    Dl_info info;
+    out[0] = 0;
+    if (!dladdr((void *)&relative_kernel_dir, &info) || !info.dli_fname)
+        return;
+    char lib[1024];
+    snprintf(lib, sizeof lib, "%s", info.dli_fname);
+    char *slash = strrchr(lib, '/');
+    if (!slash)
+        return;
+    *slash = 0; /* the library's directory, then its parent */
+    slash = strrchr(lib, '/');
+    if (slash)
+        *slash = 0;
+    snprintf(out, cap, "%s/share/batchcl/cl", slash ? lib : "..");
+}
+
+/* The directories searched, in order, as one ':'-separated string: $BATCHCL_KERNEL_DIR, beside
+ * the library, the configured install directory, the source tree it was built from. */
 static char *search_path(const bcl_context *ctx)
 {
     if (ctx->kernel_path)
         return strdup(ctx->kernel_path);
     const char *env = getenv("BATCHCL_KERNEL_DIR");
-    size_t len = (env ? strlen(env) : 0) + strlen(BCL_INSTALL_KERNEL_DIR) +
+    char beside[1100];
+    relative_kernel_dir(beside, sizeof beside);
+    size_t len = (env ? strlen(env) : 0) + strlen(beside) + strlen(BCL_INSTALL_KERNEL_DIR) +
                  strlen(BCL_SOURCE_KERNEL_DIR) + 4;
     char *path = malloc(len);
     if (path)
-        snprintf(path, len, "%s:%s:%s", env ? env : "", BCL_INSTALL_KERNEL_DIR,
+        snprintf(path, len, "%s:%s:%s:%s", env ? env : "", beside, BCL_INSTALL_KERNEL_DIR,
                  BCL_SOURCE_KERNEL_DIR);
     return path;
 }

@@ -70,6 +70,19 @@ static void check_grid_size(bcl_context *ctx, int n, int nrhs, int dbl, const ch
                      variant, dbl ? "double" : "single", n, nrhs, k, info[k], res, RES_LIMIT, fe,
                      bound, bcl_last_kernel(ctx));
     }
+    /* the last problem alone (batch 1) gives bit for bit what it gave inside the batch */
+    void *X1 = tu_alloc(nb, dbl);
+    int info1;
+    const size_t last = GRID_BATCH - 1;
+    TU_STATUS(ctx, BCL_SUCCESS,
+              dbl ? bcl_dsysv(ctx, BCL_LDLT, n, nrhs, 1, (double *)A + last * nn,
+                              (double *)B + last * nb, X1, &info1)
+                  : bcl_ssysv(ctx, BCL_LDLT, n, nrhs, 1, (float *)A + last * nn,
+                              (float *)B + last * nb, X1, &info1));
+    if (info1 != 0 || memcmp(X1, (char *)X + last * nb * es, nb * es) != 0)
+        fail_msg("%s %s n=%d: batch of one differs from the same problem in a batch", variant,
+                 dbl ? "double" : "single", n);
+    free(X1);
     free(A);
     free(B);
     free(X);
