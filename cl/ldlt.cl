@@ -56,8 +56,11 @@ typedef BCL_CAT(MASK_T, VW) maskv;
 __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real *B, ulong offB,
                         __global real *X, ulong offX, __global real *LD, ulong offLD,
                         __global int *info, ulong offInfo, int n, int nrhs, uint count,
-                        ulong stride, int mode, __local real *lds)
+                        ulong stride, int mode, __local realv *ldsv)
 {
+    /* local memory is declared with the vector type: a __local real * argument is only aligned
+     * for a real, and vector accesses through it fault on NVIDIA */
+    __local real *lds = (__local real *)ldsv;
     const int mpw = (int)get_local_size(0);
     const int w = (int)get_local_id(0);
     const uint first = (uint)get_group_id(0) * (uint)(mpw * VW);
@@ -65,7 +68,6 @@ __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real 
     const int packed = n * (n + 1) / 2;
     const int per_lds = packed + n; /* triangle, then a work vector of n */
     const uint nn = (uint)(n * n);
-    __local realv *ldsv = (__local realv *)lds;
     __local int *failed = (__local int *)(lds + (size_t)mpw * VW * per_lds); /* per problem */
 
 #if VW == 1

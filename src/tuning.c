@@ -31,7 +31,7 @@ static void ldlt_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_param
     const int nstar = hybrid ? (n + 1) / 2 : n;
     p->mapping = hybrid ? BCL_MAPPING_HYBRID : BCL_MAPPING_COLLABORATIVE;
     p->work_items_per_problem = hybrid ? nstar : 0;
-    p->problems_per_group = nstar >= 32 ? 2 : (128 + nstar - 1) / nstar;
+    p->problems_per_group = nstar >= 32 ? 2 : 128 / nstar;
 }
 
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
