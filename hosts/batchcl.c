@@ -78,6 +78,8 @@ static void usage(void)
          "  solve                     the main job: solve a large batch of SPD systems (LDL^T),\n"
          "                            verify every residual against the matrices, time it\n"
          "  bench sysv                LDL^T solve per n and mapping, vs LAPACK spotrf+spotrs\n"
+         "  bench gtsv | ptsv         tridiagonal solves per m and variant, vs LAPACK ?gtsv / ?ptsv\n"
+         "                            (default m 64,256,1024 with 2^24/m systems on GPUs)\n"
          "options:\n"
          "  --device SPEC             gpu, cpu, P:D or a name substring (default: BATCHCL_DEVICE,\n"
          "                            else the first GPU, else the first CPU)\n"
@@ -611,6 +613,217 @@ static int cmd_bench_sysv(options *o)
     return 0;
 }
 
+
+/* ---- tridiagonal benchmark ---- */
+
+/* Diagonally dominant systems (gtsv) or SPD ones (ptsv, T = L D L^T), O(m) per system. */
+static void make_tridiag(int m, size_t batch, int dbl, int sym, uint64_t seed, void *dl, void *d,
+                         void *du, void *b)
+{
+    const size_t mm = (size_t)m;
+#pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < batch; ++k) {
+        mg_rng r;
+        mg_seed(&r, seed ^ (0x9e3779b97f4a7c15ULL * (k + 1)));
+        double carry = 0; /* ptsv: l_{i-1}^2 D_{i-1} */
+        for (int i = 0; i < m; ++i) {
+            double l, dd, u;
+            if (sym) {
+                const double Di = 1 + mg_uniform(&r), li = 2 * mg_uniform(&r) - 1;
+                dd = Di + carry;
+                u = i < m - 1 ? li * Di : 0;
+                carry = li * li * Di;
+                l = 0;
+            } else {
+                l = i > 0 ? 2 * mg_uniform(&r) - 1 : 0;
+                u = i < m - 1 ? 2 * mg_uniform(&r) - 1 : 0;
+                dd = fabs(l) + fabs(u) + 0.5 + mg_uniform(&r);
+            }
+            const size_t at = k * mm + (size_t)i;
+            if (dbl) {
+                ((double *)d)[at] = dd;
+                ((double *)b)[at] = 2 * mg_uniform(&r) - 1;
+                if (sym) {
+                    if (i < m - 1)
+                        ((double *)du)[k * (mm - 1) + (size_t)i] = u;
+                } else {
+                    ((double *)dl)[at] = l;
+                    ((double *)du)[at] = u;
+                }
+            } else {
+                ((float *)d)[at] = (float)dd;
+                ((float *)b)[at] = (float)(2 * mg_uniform(&r) - 1);
+                if (sym) {
+                    if (i < m - 1)
+                        ((float *)du)[k * (mm - 1) + (size_t)i] = (float)u;
+                } else {
+                    ((float *)dl)[at] = (float)l;
+                    ((float *)du)[at] = (float)u;
+                }
+            }
+        }
+    }
+}
+
+/* LAPACK ?gtsv (partial pivoting) or ?ptsv looped with OpenMP; it overwrites its inputs, so each
+ * system is copied first, as a caller keeping the matrix would. */
+static double lapack_tridiag_rate(int m, size_t batch, int dbl, int sym, const void *dl,
+                                  const void *d, const void *du, const void *b)
+{
+    openblas_set_num_threads(1);
+    const size_t es = dbl ? 8 : 4, mm = (size_t)m, noff = sym ? mm - 1 : mm;
+    const size_t count = batch < ((size_t)1 << 16) ? batch : ((size_t)1 << 16);
+    double t0 = now();
+#pragma omp parallel
+    {
+        char *L = malloc(mm * es + es), *D = malloc(mm * es), *U = malloc(mm * es + es), *X = malloc(mm * es);
+#pragma omp for schedule(static)
+        for (size_t k = 0; k < count; ++k) {
+            memcpy(D, (const char *)d + k * mm * es, mm * es);
+            memcpy(X, (const char *)b + k * mm * es, mm * es);
+            memcpy(U, (const char *)du + k * noff * es, noff * es);
+            if (!sym) /* LAPACK's sub-diagonal starts at row 2 */
+                memcpy(L, (const char *)dl + (k * mm + 1) * es, (mm - 1) * es);
+            if (dbl)
+                sym ? LAPACKE_dptsv_work(LAPACK_COL_MAJOR, m, 1, (double *)D, (double *)U, (double *)X, m)
+                    : LAPACKE_dgtsv_work(LAPACK_COL_MAJOR, m, 1, (double *)L, (double *)D, (double *)U,
+                                         (double *)X, m);
+            else
+                sym ? LAPACKE_sptsv_work(LAPACK_COL_MAJOR, m, 1, (float *)D, (float *)U, (float *)X, m)
+                    : LAPACKE_sgtsv_work(LAPACK_COL_MAJOR, m, 1, (float *)L, (float *)D, (float *)U,
+                                         (float *)X, m);
+        }
+        free(L);
+        free(D);
+        free(U);
+        free(X);
+    }
+    return (double)count / (now() - t0);
+}
+
+static int cmd_bench_tridiag(options *o, int sym)
+{
+    bcl_device_info dev;
+    bcl_context *ctx = open_context(o, &dev);
+    if (!o->n_count) {
+        const int def[] = {64, 256, 1024};
+        for (int i = 0; i < 3; ++i)
+            o->n_list[o->n_count++] = def[i];
+    }
+    const double bw = copy_bandwidth(ctx);
+    const char *name = sym ? "ptsv" : "gtsv";
+    printf("# bench %s on %s, driver %s; float4 copy kernel: %.1f GB/s\n", name, dev.name,
+           dev.driver_version, bw * 1e-9);
+    printf("# device: kernel time on device-resident data (median of %d); host: end to end from "
+           "host memory\n# GB/s counts the matrix arrays and B read once and B written once\n",
+           o->reps);
+    printf("%-4s %-5s %9s %-13s %4s %10s %12s %8s %6s %12s %12s %9s %6s\n", "prec", "m", "batch",
+           "variant", "rows", "device ms", "systems/s", "GB/s", "%bw", "host sys/s", "LAPACK sys/s",
+           "vs LAPACK", "fail");
+    cl_context c = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    for (int dbl = 0; dbl < 2; ++dbl) {
+        if ((o->precision == 0 && dbl) || (o->precision == 1 && !dbl))
+            continue;
+        for (int ni = 0; ni < o->n_count; ++ni) {
+            const int m = o->n_list[ni];
+            const size_t es = dbl ? 8 : 4, mm = (size_t)m, noff = sym ? mm - 1 : mm;
+            size_t batch = o->batch ? o->batch : (dev.is_gpu ? ((size_t)1 << 24) : ((size_t)1 << 20)) / mm;
+            if (batch < 1)
+                batch = 1;
+            void *dl = malloc(batch * mm * es), *d = malloc(batch * mm * es),
+                 *du = malloc(batch * mm * es), *b = malloc(batch * mm * es), *x = malloc(batch * mm * es);
+            int *info = malloc(batch * sizeof *info);
+            make_tridiag(m, batch, dbl, sym, 99 + (uint64_t)m, dl, d, du, b);
+            const double lapack = o->lapack ? lapack_tridiag_rate(m, batch, dbl, sym, dl, d, du, b) : 0;
+            cl_int e1, e2, e3, e4, e5;
+            cl_mem bdl = sym ? NULL : clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, batch * mm * es, dl, &e1);
+            cl_mem bd = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, batch * mm * es, d, &e2);
+            cl_mem bdu = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        batch * (noff ? noff : 1) * es, du, &e3);
+            cl_mem bb = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * mm * es, NULL, &e4);
+            cl_mem binfo = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e5);
+            const int variants_rows[] = {0, 1, 2, 4, 8, 16, -1};
+            for (int vi = 0; vi < 7; ++vi) {
+                const int rows = variants_rows[vi];
+                bcl_params p = {0};
+                if (rows > 0) {
+                    if ((size_t)(m + rows - 1) / (size_t)rows > dev.max_work_group_size || (rows > 1 && m < 2 * rows))
+                        continue;
+                    p.mapping = rows == 1 ? BCL_MAPPING_COLLABORATIVE : BCL_MAPPING_HYBRID;
+                    p.rows_per_work_item = rows;
+                } else if (rows < 0) {
+                    p.mapping = BCL_MAPPING_SIMD;
+                }
+                p.problems_per_group = o->ppg;
+                if (!wants(o->mappings, rows == 0 ? "auto" : rows < 0 ? "simd" : "pcr"))
+                    continue;
+                bcl_set_params(ctx, rows == 0 && !o->ppg ? NULL : &p);
+                double t[64];
+                bcl_status st = BCL_SUCCESS;
+                const int reps = o->reps < 63 ? o->reps : 63;
+                for (int r = 0; r <= reps && st == BCL_SUCCESS; ++r) {
+                    clEnqueueWriteBuffer(q, bb, CL_TRUE, 0, batch * mm * es, b, 0, NULL, NULL);
+                    cl_event ev = NULL;
+                    if (sym)
+                        st = dbl ? bcl_dptsv_cl(ctx, m, 1, batch, BCL_LAYOUT_CONTIGUOUS, bd, 0, bdu, 0, bb, 0, binfo, 0, 0, NULL, &ev)
+                                 : bcl_sptsv_cl(ctx, m, 1, batch, BCL_LAYOUT_CONTIGUOUS, bd, 0, bdu, 0, bb, 0, binfo, 0, 0, NULL, &ev);
+                    else
+                        st = dbl ? bcl_dgtsv_cl(ctx, m, 1, batch, BCL_LAYOUT_CONTIGUOUS, bdl, 0, bd, 0, bdu, 0, bb, 0, binfo, 0, 0, NULL, &ev)
+                                 : bcl_sgtsv_cl(ctx, m, 1, batch, BCL_LAYOUT_CONTIGUOUS, bdl, 0, bd, 0, bdu, 0, bb, 0, binfo, 0, 0, NULL, &ev);
+                    if (st == BCL_SUCCESS) {
+                        clWaitForEvents(1, &ev);
+                        t[r] = event_seconds(ev);
+                        clReleaseEvent(ev);
+                    }
+                }
+                const char *label = rows == 0 ? "auto" : rows < 0 ? "simd" : "pcr";
+                if (st != BCL_SUCCESS) {
+                    printf("%-4s %-5d %9zu %-13s %4d  %s\n", dbl ? "d" : "s", m, batch, label, rows,
+                           bcl_status_string(st));
+                    continue;
+                }
+                const double dev_s = median(t + 1, reps);
+                char what[32] = "?";
+                int ran_rows = 0;
+                const char *ran = strstr(bcl_last_kernel(ctx), "; mapping ");
+                if (ran)
+                    sscanf(ran, "; mapping %31[^,], %d rows", what, &ran_rows);
+                memcpy(x, b, batch * mm * es);
+                double t0 = now();
+                bcl_status sh = sym ? (dbl ? bcl_dptsv(ctx, m, 1, batch, d, du, x, info) : bcl_sptsv(ctx, m, 1, batch, d, du, x, info))
+                                    : (dbl ? bcl_dgtsv(ctx, m, 1, batch, dl, d, du, x, info) : bcl_sgtsv(ctx, m, 1, batch, dl, d, du, x, info));
+                const double host_s = now() - t0;
+                size_t failed = 0;
+                for (size_t k = 0; k < batch; ++k)
+                    failed += info[k] != 0;
+                const double bytes = (double)batch * (double)((sym ? 2 * mm - 1 : 3 * mm) + 2 * mm) * es;
+                printf("%-4s %-5d %9zu %-13.13s %4d %10.4f %12.4g %8.1f %6.1f %12.4g %12.4g %9.2f %6zu%s\n",
+                       dbl ? "d" : "s", m, batch, rows == 0 ? what : label, ran_rows, dev_s * 1e3, batch / dev_s,
+                       bytes / dev_s * 1e-9, bw > 0 ? 100 * bytes / dev_s / bw : 0, batch / host_s, lapack,
+                       lapack > 0 ? (batch / host_s) / lapack : 0, failed,
+                       sh == BCL_SUCCESS || sh == BCL_NUMERICAL_FAILURE ? "" : " (host call failed)");
+                fflush(stdout);
+            }
+            bcl_set_params(ctx, NULL);
+            if (bdl)
+                clReleaseMemObject(bdl);
+            clReleaseMemObject(bd);
+            clReleaseMemObject(bdu);
+            clReleaseMemObject(bb);
+            clReleaseMemObject(binfo);
+            free(dl);
+            free(d);
+            free(du);
+            free(b);
+            free(x);
+            free(info);
+        }
+    }
+    bcl_destroy(ctx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -628,6 +841,10 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "sysv")) {
         options o = parse(argc, argv, 3);
         return cmd_bench_sysv(&o);
+    }
+    if (!strcmp(argv[1], "bench") && argc >= 3 && (!strcmp(argv[2], "gtsv") || !strcmp(argv[2], "ptsv"))) {
+        options o = parse(argc, argv, 3);
+        return cmd_bench_tridiag(&o, argv[2][0] == 'p');
     }
     fprintf(stderr, "batchcl: unknown command\n");
     usage();

@@ -92,6 +92,7 @@ typedef struct {
     int simd_interleaved;       /* SIMD local-memory layout: 1 interleaved, -1 per problem, 0 table */
     int problems_per_work_item; /* SIMD: problems per work-item, in vector lanes (1, 2, 4, 8, 16) */
     int unroll;                 /* 1: fully unrolled kernels (GPU style), -1: rolled loops, 0: table */
+    int rows_per_work_item;     /* tridiagonal PCR: consecutive rows per work-item (1..16); 0 = table */
     size_t chunk_problems;      /* host-pointer calls: problems per chunk; 0 = from device memory */
     int queues;                 /* host-pointer calls: queues used for overlap (1..4); 0 = table */
 } bcl_params;
@@ -220,6 +221,54 @@ bcl_status bcl_dsytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, b
 
 /* Largest n the LDL^T routines accept on this context's device for the given precision. */
 int bcl_ldlt_max_n(const bcl_context *ctx, int double_precision);
+
+/* ---- tridiagonal systems ------------------------------------------------------------------- */
+
+/*
+ * Solve T_k X_k = B_k for every k < batch, tridiagonal T_k, without pivoting: for diagonally
+ * dominant and symmetric positive definite matrices (elimination without pivoting cannot break
+ * down on them; on others it may, and reports it). B (m*nrhs per problem) holds the right-hand
+ * sides on entry and the solutions on return; the matrix arrays are not modified.
+ * info[k] = i > 0: a zero or non-finite pivot met in row i, or a solution that is not finite;
+ * B_k is then left as it was (for a solution that overflows at a later right-hand side, the
+ * earlier ones hold their solutions).
+ * gtsv: dl, d, du hold m values per problem (dl[0] and du[m-1] are ignored, as cuSPARSE's
+ * gtsv2StridedBatch takes them). ptsv: symmetric, d holds n values and e n-1 per problem (e may be
+ * NULL when n == 1). Mappings: SIMD (CPUs: one system per work-item, in vector lanes, Thomas
+ * algorithm); COLLABORATIVE (one row per work-item, parallel cyclic reduction); HYBRID (each
+ * work-item eliminates a chunk of consecutive rows, PCR on the chunk boundaries). m from 1 to
+ * bcl_gtsv_max_m().
+ */
+bcl_status bcl_sgtsv(bcl_context *ctx, int m, int nrhs, size_t batch, const float *dl,
+                     const float *d, const float *du, float *B, int *info);
+bcl_status bcl_dgtsv(bcl_context *ctx, int m, int nrhs, size_t batch, const double *dl,
+                     const double *d, const double *du, double *B, int *info);
+bcl_status bcl_sptsv(bcl_context *ctx, int n, int nrhs, size_t batch, const float *d,
+                     const float *e, float *B, int *info);
+bcl_status bcl_dptsv(bcl_context *ctx, int n, int nrhs, size_t batch, const double *d,
+                     const double *e, double *B, int *info);
+
+/* Device-buffer twins; with BCL_LAYOUT_INTERLEAVED element i of problem k is at i*batch + k in
+ * every array (as cuSPARSE's gtsvInterleavedBatch), right-hand side c at (c*m + i)*batch + k. */
+bcl_status bcl_sgtsv_cl(bcl_context *ctx, int m, int nrhs, size_t batch, bcl_layout layout,
+                        cl_mem dl, size_t offdl, cl_mem d, size_t offd, cl_mem du, size_t offdu,
+                        cl_mem B, size_t offB, cl_mem info, size_t offInfo, cl_uint num_wait,
+                        const cl_event *wait_list, cl_event *event);
+bcl_status bcl_dgtsv_cl(bcl_context *ctx, int m, int nrhs, size_t batch, bcl_layout layout,
+                        cl_mem dl, size_t offdl, cl_mem d, size_t offd, cl_mem du, size_t offdu,
+                        cl_mem B, size_t offB, cl_mem info, size_t offInfo, cl_uint num_wait,
+                        const cl_event *wait_list, cl_event *event);
+bcl_status bcl_sptsv_cl(bcl_context *ctx, int n, int nrhs, size_t batch, bcl_layout layout,
+                        cl_mem d, size_t offd, cl_mem e, size_t offe, cl_mem B, size_t offB,
+                        cl_mem info, size_t offInfo, cl_uint num_wait, const cl_event *wait_list,
+                        cl_event *event);
+bcl_status bcl_dptsv_cl(bcl_context *ctx, int n, int nrhs, size_t batch, bcl_layout layout,
+                        cl_mem d, size_t offd, cl_mem e, size_t offe, cl_mem B, size_t offB,
+                        cl_mem info, size_t offInfo, cl_uint num_wait, const cl_event *wait_list,
+                        cl_event *event);
+
+/* Largest m the tridiagonal routines accept on this context's device. */
+int bcl_gtsv_max_m(const bcl_context *ctx, int double_precision);
 
 #ifdef __cplusplus
 }

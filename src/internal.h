@@ -86,6 +86,7 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 
 typedef enum {
     BCL_ROUTINE_LDLT = 0,
+    BCL_ROUTINE_TRIDIAG,
     BCL_ROUTINE_COUNT
 } bcl_routine;
 
@@ -135,6 +136,19 @@ size_t bcl_chunk_problems(size_t batch, size_t bytes_per_problem, size_t largest
 
 /* Do [a, a+alen) and [b, b+blen) overlap? */
 int bcl_overlaps(const void *a, size_t alen, const void *b, size_t blen);
+
+/* A device array must be a buffer of this context holding `elements` (of `es` bytes) from
+ * `offset`; argno and name identify it in the message. */
+bcl_status bcl_check_buffer(const bcl_context *ctx, const char *fn, int argno, const char *name,
+                            cl_mem buf, size_t offset, size_t elements, size_t es);
+bcl_status bcl_check_layout(const bcl_context *ctx, const char *fn, bcl_layout layout);
+bcl_status bcl_check_wait(const bcl_context *ctx, const char *fn, cl_uint num_wait,
+                          const cl_event *wait);
+/* An empty device-buffer call: an event that completes after the wait list, if asked for. */
+bcl_status bcl_empty_call(bcl_context *ctx, cl_uint num_wait, const cl_event *wait, cl_event *event);
+/* BCL_NUMERICAL_FAILURE with a message when some info[k] != 0 (`what` says what failed). */
+bcl_status bcl_summarize_info(bcl_context *ctx, const char *fn, const char *what, const int *info,
+                              size_t batch);
 
 /* Release cached slot buffers etc. */
 void bcl_pipeline_release(bcl_context *ctx);

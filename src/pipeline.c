@@ -60,11 +60,13 @@ void bcl_pipeline_release(bcl_context *ctx)
         release_slot(ctx, &ctx->slot[q]);
 }
 
-/* Slot buffer `idx` (inputs first, then outputs) of at least `bytes`. */
-static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t bytes, int pinned)
+/* Slot buffers `idx` (inputs first, then outputs): a device buffer of at least `bytes` and, when
+ * `pinned`, a mapped staging buffer of at least `pin_bytes`. */
+static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t bytes, size_t pin_bytes,
+                              int pinned)
 {
     cl_int err;
-    if (s->dev_bytes[idx] < bytes) {
+    if (bytes && s->dev_bytes[idx] < bytes) {
         if (s->dev[idx])
             clReleaseMemObject(s->dev[idx]);
         s->dev[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
@@ -74,7 +76,7 @@ static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t byt
             return bcl_cl_fail(ctx, err, "allocating a device chunk buffer");
         }
     }
-    if (pinned && s->pin_bytes[idx] < bytes) {
+    if (pinned && s->pin_bytes[idx] < pin_bytes) {
         if (s->pin[idx]) {
             clEnqueueUnmapMemObject(ctx->queue[0], s->pin[idx], s->pin_ptr[idx], 0, NULL, NULL);
             clFinish(ctx->queue[0]);
@@ -82,21 +84,21 @@ static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t byt
             s->pin[idx] = NULL;
             s->pin_bytes[idx] = 0;
         }
-        s->pin[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
+        s->pin[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, pin_bytes,
                                      NULL, &err);
         if (err != CL_SUCCESS) {
             s->pin[idx] = NULL;
             return bcl_cl_fail(ctx, err, "allocating a pinned staging buffer");
         }
         s->pin_ptr[idx] = clEnqueueMapBuffer(ctx->queue[0], s->pin[idx], CL_TRUE,
-                                             CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL,
-                                             &err);
+                                             CL_MAP_READ | CL_MAP_WRITE, 0, pin_bytes, 0, NULL,
+                                             NULL, &err);
         if (err != CL_SUCCESS) {
             clReleaseMemObject(s->pin[idx]);
             s->pin[idx] = NULL;
             return bcl_cl_fail(ctx, err, "mapping a pinned staging buffer");
         }
-        s->pin_bytes[idx] = bytes;
+        s->pin_bytes[idx] = pin_bytes;
     }
     return BCL_SUCCESS;
 }
@@ -110,6 +112,8 @@ static bcl_status run_unified(bcl_context *ctx, const bcl_job *job, size_t chunk
         cl_mem in[BCL_MAX_STREAMS] = {0}, out[BCL_MAX_STREAMS] = {0};
         cl_int err = CL_SUCCESS;
         for (int i = 0; i < job->n_in && err == CL_SUCCESS; ++i) {
+            if (job->in[i].bytes == 0)
+                continue; /* an empty array (e of a 1x1 tridiagonal system): no buffer */
             int written = 0;
             for (int o = 0; o < job->n_out; ++o)
                 written |= job->out[o].alias_of == i;
@@ -196,10 +200,12 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
         const size_t count = job->batch - first < chunk ? job->batch - first : chunk;
         cl_mem in[BCL_MAX_STREAMS] = {0}, out[BCL_MAX_STREAMS] = {0};
         for (int i = 0; i < job->n_in && status == BCL_SUCCESS; ++i) {
+            if (job->in[i].bytes == 0)
+                continue; /* an empty array: no buffer */
             const size_t len = count * job->in[i].bytes;
             const char *src = (const char *)job->in[i].host + first * job->in[i].bytes;
             const int stage = ctx->staging && !find_pinned(ctx, src, len);
-            status = slot_buffer(ctx, s, i, chunk * job->in[i].bytes, stage);
+            status = slot_buffer(ctx, s, i, chunk * job->in[i].bytes, chunk * job->in[i].bytes, stage);
             if (status != BCL_SUCCESS)
                 break;
             if (stage) {
@@ -215,9 +221,11 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
             const size_t len = count * job->out[o].bytes;
             void *dst = (char *)job->out[o].host + first * job->out[o].bytes;
             f->staged_out[o] = ctx->staging && !find_pinned(ctx, dst, len);
-            status = slot_buffer(ctx, s, job->n_in + o, chunk * job->out[o].bytes,
-                                 f->staged_out[o]);
-            out[o] = s->dev[job->n_in + o];
+            /* an in-place output is its input's device buffer (only a staging buffer of its own) */
+            const int alias = job->out[o].alias_of;
+            status = slot_buffer(ctx, s, job->n_in + o, alias >= 0 ? 0 : chunk * job->out[o].bytes,
+                                 f->staged_out[o] ? chunk * job->out[o].bytes : 0, f->staged_out[o]);
+            out[o] = alias >= 0 ? in[alias] : s->dev[job->n_in + o];
         }
         cl_event kernel_done = NULL;
         if (status == BCL_SUCCESS)

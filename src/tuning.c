@@ -34,6 +34,25 @@ static void ldlt_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_param
     p->problems_per_group = nstar >= 32 ? 2 : 128 / nstar;
 }
 
+/* Tridiagonal systems: Thomas in vector lanes on CPUs; on GPUs chunks of rows per work-item, so
+ * that one system fits one work-group up to thousands of rows and the PCR part stays short. */
+static void tridiag_heuristic(const bcl_device_info *dev, int dbl, int m, bcl_params *p)
+{
+    if (!dev->is_gpu) {
+        cl_uint width = dbl ? dev->vector_width_double : dev->vector_width_float;
+        p->mapping = BCL_MAPPING_SIMD;
+        p->problems_per_work_item = width >= 16 ? 16 : width >= 8 ? 8 : width >= 4 ? 4 : width >= 2 ? 2 : 1;
+        p->problems_per_group = 4 * p->problems_per_work_item;
+        p->unroll = -1;
+        return;
+    }
+    p->mapping = BCL_MAPPING_HYBRID;
+    p->rows_per_work_item = m <= 16 ? 1 : m <= 64 ? 2 : m <= 512 ? 4 : m <= 2048 ? 8 : 16;
+    if (p->rows_per_work_item == 1)
+        p->mapping = BCL_MAPPING_COLLABORATIVE;
+    p->unroll = 1;
+}
+
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
                        bcl_params *out)
 {
@@ -41,6 +60,9 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
     switch (routine) {
     case BCL_ROUTINE_LDLT:
         ldlt_heuristic(&ctx->dev, dbl, n, out);
+        break;
+    case BCL_ROUTINE_TRIDIAG:
+        tridiag_heuristic(&ctx->dev, dbl, n, out);
         break;
     case BCL_ROUTINE_COUNT:
         break;
@@ -60,6 +82,8 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
         out->simd_interleaved = f->simd_interleaved;
     if (f->unroll)
         out->unroll = f->unroll;
+    if (f->rows_per_work_item)
+        out->rows_per_work_item = f->rows_per_work_item;
     if (f->problems_per_work_item)
         out->problems_per_work_item = f->problems_per_work_item;
     if (f->chunk_problems)
