@@ -193,6 +193,15 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
             cc[0] = -f * cc[1];
             h[0] = h[0] - f * h[1];
         }
+        /* interior rows divided by their pivot: three values a row stay live through the PCR */
+        UNROLL
+        for (int r = 1; r < ROWS - 1; ++r) {
+            CHECK_PIVOT(b[r], row0 + r)
+            const real inv = (real)1 / b[r];
+            a[r] *= inv;
+            cc[r] *= inv;
+            h[r] *= inv;
+        }
 #endif
         /* the reduced equations: ROWS == 1: my row; else my first and last rows */
         barrier(CLK_LOCAL_MEM_FENCE); /* the previous right-hand side is done with local memory */
@@ -259,27 +268,24 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
             barrier(CLK_LOCAL_MEM_FENCE);
         }
 
-        /* every reduced equation is now b x = h */
-        real x[ROWS];
+        /* every reduced equation is now b x = h; the solution goes into h */
         if (ROWS == 1) {
             CHECK_PIVOT(rb[t], row0)
-            x[0] = rh[t] / rb[t];
+            h[0] = rh[t] / rb[t];
         } else {
             CHECK_PIVOT(rb[2 * t], row0)
             CHECK_PIVOT(rb[2 * t + 1], row0 + ROWS - 1)
-            x[0] = rh[2 * t] / rb[2 * t];
-            x[ROWS - 1] = rh[2 * t + 1] / rb[2 * t + 1];
+            h[0] = rh[2 * t] / rb[2 * t];
+            h[ROWS - 1] = rh[2 * t + 1] / rb[2 * t + 1];
         }
 #if ROWS >= 3
         UNROLL
-        for (int r = 1; r < ROWS - 1; ++r) {
-            CHECK_PIVOT(b[r], row0 + r)
-            x[r] = (h[r] - a[r] * x[0] - cc[r] * x[ROWS - 1]) / b[r];
-        }
+        for (int r = 1; r < ROWS - 1; ++r) /* rows normalized above: b[r] = 1 */
+            h[r] = h[r] - a[r] * h[0] - cc[r] * h[ROWS - 1];
 #endif
         UNROLL
         for (int r = 0; r < ROWS; ++r)
-            if (row0 + r < m && !isfinite(x[r]))
+            if (row0 + r < m && !isfinite(h[r]))
                 bad = min(bad, row0 + r + 1);
         if (bad != NO_FAILURE)
             atomic_min(&first_bad[s], bad);
@@ -289,7 +295,7 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
         for (int r = 0; r < ROWS; ++r) {
             const int i = row0 + r;
             if (active && ok && i < m)
-                B[RHS(k, c, i)] = x[r];
+                B[RHS(k, c, i)] = h[r];
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);

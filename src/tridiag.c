@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ROWS 16          /* rows per work-item of the PCR kernel (register budget) */
+#define MAX_ROWS 32          /* rows per work-item of the PCR kernel (register budget) */
 #define PCR_TARGET_GROUP 128 /* work-items per group the PCR kernel aims for */
 
 typedef struct {
@@ -115,41 +115,52 @@ static bcl_status plan_pcr(bcl_context *ctx, const char *fn, int dbl, int sym, i
         rows = (m + p->work_items_per_problem - 1) / p->work_items_per_problem;
     if (rows > MAX_ROWS)
         rows = MAX_ROWS;
-    /* whole work-items per system, a power of two of them (few distinct group shapes) */
-    int per_system = pow2_at_least((m + rows - 1) / rows);
-    char variant[48];
-    snprintf(variant, sizeof variant, "-DTRIDIAG_PCR -DROWS=%d", rows);
-    kernel_options(plan->options, sizeof plan->options, variant, sym, dbl, layout, p->unroll);
-    bcl_status s = bcl_get_kernel(ctx, "tridiag.cl", plan->options, "tridiag_pcr", &plan->kernel);
-    if (s != BCL_SUCCESS)
-        return s;
-    const size_t per = pcr_local_per_system(per_system, rows, es);
-    const size_t local = ctx->dev.local_mem_bytes > plan->kernel->static_local
-                             ? ctx->dev.local_mem_bytes - (size_t)plan->kernel->static_local
-                             : 0;
-    if ((size_t)per_system > plan->kernel->max_work_group || per > local)
-        return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
-                        "%s: m = %d with %d rows per work-item needs %d work-items and %zu bytes "
-                        "of local memory per system; the kernel allows %zu work-items and the "
-                        "device has %zu bytes (largest m: %d)",
-                        fn, m, rows, per_system, per, plan->kernel->max_work_group, local,
-                        bcl_gtsv_max_m(ctx, dbl));
-    size_t spg = p->problems_per_group ? (size_t)p->problems_per_group
-                                       : (size_t)(PCR_TARGET_GROUP / per_system > 1
-                                                      ? PCR_TARGET_GROUP / per_system
-                                                      : 1);
-    if (spg * (size_t)per_system > plan->kernel->max_work_group)
-        spg = plan->kernel->max_work_group / (size_t)per_system;
-    if (spg * per > local)
-        spg = local / per;
-    plan->per_group = spg;
-    plan->group = spg * (size_t)per_system;
-    plan->local_bytes = spg * per;
-    plan->per_system = per_system;
-    plan->rows = rows;
-    plan->vw = 1;
-    plan->mapping = rows == 1 ? BCL_MAPPING_COLLABORATIVE : BCL_MAPPING_HYBRID;
-    return BCL_SUCCESS;
+    const int forced_rows = ctx->forced.rows_per_work_item || ctx->forced.mapping == BCL_MAPPING_COLLABORATIVE;
+    for (;;) {
+        /* whole work-items per system, a power of two of them (few distinct group shapes) */
+        const int per_system = pow2_at_least((m + rows - 1) / rows);
+        char variant[48];
+        snprintf(variant, sizeof variant, "-DTRIDIAG_PCR -DROWS=%d", rows);
+        kernel_options(plan->options, sizeof plan->options, variant, sym, dbl, layout, p->unroll);
+        bcl_status s = bcl_get_kernel(ctx, "tridiag.cl", plan->options, "tridiag_pcr", &plan->kernel);
+        if (s != BCL_SUCCESS)
+            return s;
+        const size_t per = pcr_local_per_system(per_system, rows, es);
+        const size_t local = ctx->dev.local_mem_bytes > plan->kernel->static_local
+                                 ? ctx->dev.local_mem_bytes - (size_t)plan->kernel->static_local
+                                 : 0;
+        if ((size_t)per_system > plan->kernel->max_work_group || per > local) {
+            /* the table's row count does not fit this kernel's group limit (registers): more rows
+             * per work-item, fewer work-items */
+            if (!forced_rows && rows < MAX_ROWS) {
+                rows *= 2;
+                if (rows > MAX_ROWS)
+                    rows = MAX_ROWS;
+                continue;
+            }
+            return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
+                            "%s: m = %d with %d rows per work-item needs %d work-items and %zu bytes "
+                            "of local memory per system; the kernel allows %zu work-items and the "
+                            "device has %zu bytes",
+                            fn, m, rows, per_system, per, plan->kernel->max_work_group, local);
+        }
+        size_t spg = p->problems_per_group ? (size_t)p->problems_per_group
+                                           : (size_t)(PCR_TARGET_GROUP / per_system > 1
+                                                          ? PCR_TARGET_GROUP / per_system
+                                                          : 1);
+        if (spg * (size_t)per_system > plan->kernel->max_work_group)
+            spg = plan->kernel->max_work_group / (size_t)per_system;
+        if (spg * per > local)
+            spg = local / per;
+        plan->per_group = spg;
+        plan->group = spg * (size_t)per_system;
+        plan->local_bytes = spg * per;
+        plan->per_system = per_system;
+        plan->rows = rows;
+        plan->vw = 1;
+        plan->mapping = rows == 1 ? BCL_MAPPING_COLLABORATIVE : BCL_MAPPING_HYBRID;
+        return BCL_SUCCESS;
+    }
 }
 
 static bcl_status make_plan(bcl_context *ctx, const char *fn, int dbl, int sym, int m,

@@ -222,6 +222,18 @@ static void check_set(bcl_context *ctx, const tri_set *t, int dbl, int sym, cons
     else
         s = dbl ? bcl_dgtsv(ctx, m, nrhs, batch, dl, d, du, x, info)
                 : bcl_sgtsv(ctx, m, nrhs, batch, dl, d, du, x, info);
+    /* a forced variant may exceed what this device's kernels allow; the table's choice may not */
+    const int forced = strcmp(variant_name, "table") != 0;
+    if (forced && s == BCL_UNSUPPORTED_SIZE && m > 256) {
+        free(dl);
+        free(d);
+        free(du);
+        free(e);
+        free(b);
+        free(x);
+        free(info);
+        return;
+    }
     if (s != BCL_SUCCESS)
         fail_msg("%s %s %s m=%d: %s: %s", variant_name, sym ? "ptsv" : "gtsv", dbl ? "double" : "single",
                  m, bcl_status_string(s), bcl_last_error(ctx));
@@ -295,9 +307,13 @@ static void test_ill_conditioned(void **state)
                      *b = convert(t.B, batch * mm, dbl), *x = convert(t.B, batch * mm, dbl);
                 int info[4];
                 apply(ctx, &variants[v], dbl);
-                TU_STATUS(ctx, BCL_SUCCESS, dbl ? bcl_dptsv(ctx, m, 1, batch, d, e, x, info)
-                                                : bcl_sptsv(ctx, m, 1, batch, d, e, x, info));
-                for (size_t k = 0; k < batch; ++k) {
+                const bcl_status st = dbl ? bcl_dptsv(ctx, m, 1, batch, d, e, x, info)
+                                          : bcl_sptsv(ctx, m, 1, batch, d, e, x, info);
+                /* a forced variant may exceed this device's kernel limits */
+                const int skip = st == BCL_UNSUPPORTED_SIZE && variants[v].mapping != BCL_MAPPING_AUTO && m > 256;
+                if (!skip)
+                    TU_STATUS(ctx, BCL_SUCCESS, st);
+                for (size_t k = 0; k < batch && !skip; ++k) {
                     const char *dlk = (char *)dl + k * mm * es, *dk = (char *)d + k * mm * es,
                                *duk = (char *)du + k * mm * es;
                     int linfo;
