@@ -157,6 +157,31 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
     for (int c = 0; c < nrhs; ++c) {
         /* my rows; rows past m are identity rows, decoupled from row m-1 (du[m-1] is ignored) */
         real a[ROWS], b[ROWS], cc[ROWS], h[ROWS];
+#if defined(VEC4_ROWS) && ROWS % 4 == 0 && !defined(SYMMETRIC) && !defined(BCL_INTERLEAVED)
+        /* 16-byte loads: the host checked that every group of 4 rows is 16-byte aligned (m and
+         * the offsets multiples of 4), so a group lies wholly inside or outside the system */
+        {
+            const ulong base = (ulong)k * (ulong)m + (ulong)row0;
+            UNROLL
+            for (int g = 0; g < ROWS / 4; ++g) {
+                const bool live = active && row0 + 4 * g < m;
+                const VEC4 va = live ? *(__global const VEC4 *)(L + offL + base + 4 * g) : (VEC4)0;
+                const VEC4 vb = live ? *(__global const VEC4 *)(D + offD + base + 4 * g) : (VEC4)1;
+                const VEC4 vc = live ? *(__global const VEC4 *)(U + offU + base + 4 * g) : (VEC4)0;
+                const VEC4 vh = live ? *(__global const VEC4 *)(B + RHS(k, c, row0 + 4 * g)) : (VEC4)0;
+                a[4 * g] = va.s0; a[4 * g + 1] = va.s1; a[4 * g + 2] = va.s2; a[4 * g + 3] = va.s3;
+                b[4 * g] = vb.s0; b[4 * g + 1] = vb.s1; b[4 * g + 2] = vb.s2; b[4 * g + 3] = vb.s3;
+                cc[4 * g] = vc.s0; cc[4 * g + 1] = vc.s1; cc[4 * g + 2] = vc.s2; cc[4 * g + 3] = vc.s3;
+                h[4 * g] = vh.s0; h[4 * g + 1] = vh.s1; h[4 * g + 2] = vh.s2; h[4 * g + 3] = vh.s3;
+            }
+            if (row0 == 0)
+                a[0] = (real)0; /* dl[0] is ignored */
+            UNROLL
+            for (int r = 0; r < ROWS; ++r)
+                if (row0 + r == m - 1)
+                    cc[r] = (real)0; /* du[m-1] is ignored */
+        }
+#else
         UNROLL
         for (int r = 0; r < ROWS; ++r) {
             const int i = row0 + r;
@@ -166,6 +191,7 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
             cc[r] = live ? SUP(k, i) : (real)0;
             h[r] = live ? B[RHS(k, c, i)] : (real)0;
         }
+#endif
 #if ROWS >= 3
         /* forward: rows 1..ROWS-1 become a[r] x_first + b[r] x_r + cc[r] x_{r+1} = h[r] */
         UNROLL
@@ -291,12 +317,20 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
             atomic_min(&first_bad[s], bad);
         barrier(CLK_LOCAL_MEM_FENCE);
         const bool ok = first_bad[s] == NO_FAILURE;
+#if defined(VEC4_ROWS) && ROWS % 4 == 0 && !defined(SYMMETRIC) && !defined(BCL_INTERLEAVED)
+        UNROLL
+        for (int g = 0; g < ROWS / 4; ++g)
+            if (active && ok && row0 + 4 * g < m)
+                *(__global VEC4 *)(B + RHS(k, c, row0 + 4 * g)) =
+                    (VEC4)(h[4 * g], h[4 * g + 1], h[4 * g + 2], h[4 * g + 3]);
+#else
         UNROLL
         for (int r = 0; r < ROWS; ++r) {
             const int i = row0 + r;
             if (active && ok && i < m)
                 B[RHS(k, c, i)] = h[r];
         }
+#endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (active && t == 0)

@@ -104,7 +104,7 @@ static bcl_status plan_simd(bcl_context *ctx, const char *fn, int dbl, int sym, 
 }
 
 static bcl_status plan_pcr(bcl_context *ctx, const char *fn, int dbl, int sym, int m,
-                           bcl_layout layout, const bcl_params *p, tridiag_plan *plan)
+                           bcl_layout layout, int aligned, const bcl_params *p, tridiag_plan *plan)
 {
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     int rows = 1;
@@ -119,8 +119,10 @@ static bcl_status plan_pcr(bcl_context *ctx, const char *fn, int dbl, int sym, i
     for (;;) {
         /* whole work-items per system, a power of two of them (few distinct group shapes) */
         const int per_system = pow2_at_least((m + rows - 1) / rows);
-        char variant[48];
-        snprintf(variant, sizeof variant, "-DTRIDIAG_PCR -DROWS=%d", rows);
+        char variant[64];
+        /* 16-byte row groups when every group of 4 rows is 16-byte aligned (gtsv, contiguous) */
+        const int vec4 = aligned && !sym && layout == BCL_LAYOUT_CONTIGUOUS && rows % 4 == 0;
+        snprintf(variant, sizeof variant, "-DTRIDIAG_PCR -DROWS=%d%s", rows, vec4 ? " -DVEC4_ROWS" : "");
         kernel_options(plan->options, sizeof plan->options, variant, sym, dbl, layout, p->unroll);
         bcl_status s = bcl_get_kernel(ctx, "tridiag.cl", plan->options, "tridiag_pcr", &plan->kernel);
         if (s != BCL_SUCCESS)
@@ -163,8 +165,9 @@ static bcl_status plan_pcr(bcl_context *ctx, const char *fn, int dbl, int sym, i
     }
 }
 
+/* aligned: m and every array offset are multiples of 4 elements (buffer bases are aligned) */
 static bcl_status make_plan(bcl_context *ctx, const char *fn, int dbl, int sym, int m,
-                            bcl_layout layout, tridiag_plan *plan)
+                            bcl_layout layout, int aligned, tridiag_plan *plan)
 {
     bcl_params p;
     bcl_tuning_lookup(ctx, BCL_ROUTINE_TRIDIAG, dbl, m, &p);
@@ -178,7 +181,7 @@ static bcl_status make_plan(bcl_context *ctx, const char *fn, int dbl, int sym, 
         p.rows_per_work_item = MAX_ROWS;
         p.problems_per_group = ctx->forced.problems_per_group;
     }
-    return plan_pcr(ctx, fn, dbl, sym, m, layout, &p, plan);
+    return plan_pcr(ctx, fn, dbl, sym, m, layout, aligned, &p, plan);
 }
 
 typedef struct {
@@ -342,7 +345,11 @@ static bcl_status tridiag_host(bcl_context *ctx, const char *fn, int dbl, int sy
     if (s != BCL_SUCCESS)
         return s;
     tridiag_plan plan;
-    s = make_plan(ctx, fn, dbl, sym, m, BCL_LAYOUT_CONTIGUOUS, &plan);
+    /* chunk buffers start at offset 0; zero-copy ones wrap the caller's arrays, whose own
+     * addresses then decide the alignment */
+    const uintptr_t any = (uintptr_t)dl | (uintptr_t)d | (uintptr_t)du | (uintptr_t)B;
+    const int aligned = m % 4 == 0 && (!ctx->zero_copy || any % (4 * es) == 0);
+    s = make_plan(ctx, fn, dbl, sym, m, BCL_LAYOUT_CONTIGUOUS, aligned, &plan);
     if (s != BCL_SUCCESS)
         return s;
     bcl_params p;
@@ -443,7 +450,8 @@ static bcl_status tridiag_device(bcl_context *ctx, const char *fn, int dbl, int 
     if (s != BCL_SUCCESS)
         return s;
     tridiag_plan plan;
-    s = make_plan(ctx, fn, dbl, sym, m, layout, &plan);
+    const int aligned = m % 4 == 0 && offL % 4 == 0 && offD % 4 == 0 && offU % 4 == 0 && offB % 4 == 0;
+    s = make_plan(ctx, fn, dbl, sym, m, layout, aligned, &plan);
     if (s != BCL_SUCCESS)
         return s;
     tridiag_call call = {&plan, m, nrhs, sym};
