@@ -47,8 +47,8 @@ static void tridiag_heuristic(const bcl_device_info *dev, int dbl, int m, bcl_pa
         return;
     }
     p->mapping = BCL_MAPPING_HYBRID;
-    /* measured on an H100 (README): 4 rows per work-item up to m = 128, 8 up to 2048 */
-    p->rows_per_work_item = m <= 8 ? 1 : m <= 128 ? 4 : m <= 2048 ? 8 : 16;
+    /* measured on an H100 (README): 4 rows per work-item up to m = 32, 8 up to 2048 */
+    p->rows_per_work_item = m <= 8 ? 1 : m <= 32 ? 4 : m <= 2048 ? 8 : 16;
     if (p->rows_per_work_item == 1)
         p->mapping = BCL_MAPPING_COLLABORATIVE;
     p->unroll = 1;
