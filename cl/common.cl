@@ -31,3 +31,24 @@ typedef REAL_T real;
 #else
 #define SPLIT_INDEX(t, nprob, per, p, e) do { (p) = (t) / (per); (e) = (t) - (p) * (per); } while (0)
 #endif
+
+/* Vector lanes: kernels built with -DVW=w hold w problems per work-item in the lanes of an OpenCL
+ * vector (CPUs); realv / maskv are then the vector and comparison-mask types. */
+#ifndef VW
+#define VW 1
+#endif
+#if VW == 1
+typedef real realv;
+typedef MASK_T maskv; /* select() on a scalar double takes a long mask */
+#else
+typedef BCL_CAT(REAL_T, VW) realv;
+typedef BCL_CAT(MASK_T, VW) maskv;
+#endif
+typedef union { /* lanes by index, with the vector's alignment */
+    realv v;
+    real s[VW];
+} lanes_t;
+typedef union {
+    maskv v;
+    MASK_T s[VW];
+} mask_lanes_t;

@@ -92,7 +92,10 @@ typedef struct {
     int simd_interleaved;       /* SIMD local-memory layout: 1 interleaved, -1 per problem, 0 table */
     int problems_per_work_item; /* SIMD: problems per work-item, in vector lanes (1, 2, 4, 8, 16) */
     int unroll;                 /* 1: fully unrolled kernels (GPU style), -1: rolled loops, 0: table */
-    int rows_per_work_item;     /* tridiagonal PCR: consecutive rows per work-item (1..16); 0 = table */
+    int rows_per_work_item;     /* tridiagonal PCR: consecutive rows per work-item (1..32); 0 = table */
+    double eigen_threshold;     /* BCL_EIGEN / BCL_AUTO: discard |lambda| < max|lambda| / this; 0 = 1e5 */
+    double auto_residual;       /* BCL_AUTO: largest accepted scaled residual of Householder + PCR;
+                                 * 0 = 30 */
     size_t chunk_problems;      /* host-pointer calls: problems per chunk; 0 = from device memory */
     int queues;                 /* host-pointer calls: queues used for overlap (1..4); 0 = table */
 } bcl_params;
@@ -167,14 +170,38 @@ void bcl_host_free(bcl_context *ctx, void *ptr);
 /*
  * Solve A_k X_k = B_k for every k < batch. A: n*n per problem (only the lower triangle is read),
  * B and X: n*nrhs per problem (X may be B: in place), info: one int per problem.
- * method BCL_LDLT: LDL^T without pivoting; info[k] = j > 0 when the j-th pivot is not positive
- * (A_k not numerically positive definite): then X_k = B_k, as LAPACK leaves B.
- * n from 1 to 64 on every device with every mapping; larger n where local memory allows.
+ * method BCL_LDLT: LDL^T without pivoting, for symmetric positive definite A; info[k] = j > 0 when
+ *   the j-th pivot is not positive (A_k not numerically positive definite): then X_k = B_k, as
+ *   LAPACK leaves B. n from 1 to 64 with every mapping, larger where local memory allows.
+ * method BCL_HOUSEHOLDER_PCR: A = Q T Q^T (Householder), x = Q PCR(T, Q^T b), any symmetric A with
+ *   a well-conditioned T; info[k] = i > 0 for a zero pivot of the PCR in row i (then X_k = B_k, within
+ *   rounding when X is B).
+ * method BCL_EIGEN: A = V diag(lambda) V^T (Householder + divide and conquer), then the truncated
+ *   pseudo-inverse x = V diag(1/lambda) V^T b over the eigenvalues with |lambda| >= max |lambda| /
+ *   threshold (bcl_params.eigen_threshold, 1e5 by default): info[k] = how many were discarded (this
+ *   is the method working, not a failure), or n + 1 when the eigenvalues are not finite (X_k = B_k).
+ * method BCL_AUTO: Householder + PCR for all, its scaled residual checked per problem, and the
+ *   eigen-solve for the problems above bcl_params.auto_residual (30 by default) only; info as the
+ *   method that solved the problem (bcl_ssysvx says which).
+ * BCL_NUMERICAL_FAILURE is returned when some problem failed (LDLT, PCR pivots, non-finite
+ * eigenvalues), not for discarded eigenvalues.
  */
 bcl_status bcl_ssysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
                      const float *A, const float *B, float *X, int *info);
 bcl_status bcl_dsysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
                      const double *A, const double *B, double *X, int *info);
+
+/*
+ * As bcl_ssysv, and per problem: residual[k] = max over right-hand sides of ||A x - b||_inf /
+ * (||A||_inf ||x||_inf n eps) in the working precision; path[k] = the method that produced X_k
+ * (BCL_LDLT, BCL_HOUSEHOLDER_PCR or BCL_EIGEN). Either may be NULL.
+ */
+bcl_status bcl_ssysvx(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                      const float *A, const float *B, float *X, int *info, float *residual,
+                      int *path);
+bcl_status bcl_dsysvx(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                      const double *A, const double *B, double *X, int *info, double *residual,
+                      int *path);
 
 /*
  * Factor only: A_k = L_k D_k L_k^T. LD receives n(n+1)/2 values per problem: the rows of L, packed
@@ -269,6 +296,46 @@ bcl_status bcl_dptsv_cl(bcl_context *ctx, int n, int nrhs, size_t batch, bcl_lay
 
 /* Largest m the tridiagonal routines accept on this context's device. */
 int bcl_gtsv_max_m(const bcl_context *ctx, int double_precision);
+
+/* ---- symmetric eigenproblems --------------------------------------------------------------- */
+
+/*
+ * Householder tridiagonalization A_k = Q_k T_k Q_k^T (only the lower triangle of A is read):
+ * Q (n*n per problem) explicitly, T = tridiag(e, d, e) with d n values and e n-1 per problem.
+ */
+bcl_status bcl_ssytrd(bcl_context *ctx, int n, size_t batch, const float *A, float *Q, float *d,
+                      float *e);
+bcl_status bcl_dsytrd(bcl_context *ctx, int n, size_t batch, const double *A, double *Q, double *d,
+                      double *e);
+
+/*
+ * Symmetric tridiagonal eigenproblems by divide and conquer: on return d holds the eigenvalues in
+ * ascending order and Z (n*n per problem) the eigenvectors as columns. info[k] = 1 when the data
+ * were not finite.
+ */
+bcl_status bcl_sstedc(bcl_context *ctx, int n, size_t batch, float *d, const float *e, float *Z,
+                      int *info);
+bcl_status bcl_dstedc(bcl_context *ctx, int n, size_t batch, double *d, const double *e, double *Z,
+                      int *info);
+
+/* A_k = V_k diag(W_k) V_k^T: eigenvalues W ascending (n per problem), eigenvectors V as columns. */
+bcl_status bcl_ssyevd(bcl_context *ctx, int n, size_t batch, const float *A, float *W, float *V,
+                      int *info);
+bcl_status bcl_dsyevd(bcl_context *ctx, int n, size_t batch, const double *A, double *W, double *V,
+                      int *info);
+
+/* Device-buffer twins (contiguous or interleaved layout, as the other _cl routines). */
+bcl_status bcl_ssyevd_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout, cl_mem A,
+                         size_t offA, cl_mem W, size_t offW, cl_mem V, size_t offV, cl_mem info,
+                         size_t offInfo, cl_uint num_wait, const cl_event *wait_list,
+                         cl_event *event);
+bcl_status bcl_dsyevd_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout, cl_mem A,
+                         size_t offA, cl_mem W, size_t offW, cl_mem V, size_t offV, cl_mem info,
+                         size_t offInfo, cl_uint num_wait, const cl_event *wait_list,
+                         cl_event *event);
+
+/* Largest n the eigen routines (sytrd, stedc, syevd, BCL_EIGEN, BCL_AUTO) accept on this device. */
+int bcl_syevd_max_n(const bcl_context *ctx, int double_precision);
 
 #ifdef __cplusplus
 }
