@@ -15,6 +15,16 @@
 typedef REAL_T real;
 #define VEC4 BCL_CAT(REAL_T, 4)
 
+/* The norm range LAPACK's xsyevd keeps a matrix in, sqrt(safmin / eps) to its reciprocal, so that
+ * squares and products of entries neither underflow nor overflow; matrices outside are scaled. */
+#ifdef BCL_DOUBLE
+#define SCALE_MIN 0x1p-484
+#define SCALE_MAX 0x1p484
+#else
+#define SCALE_MIN 0x1p-51f
+#define SCALE_MAX 0x1p51f
+#endif
+
 
 
 /* Position of element e of problem k in a global batch array whose problems hold `per` elements. */

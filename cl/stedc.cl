@@ -115,7 +115,7 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
     __local int *org = dfl + n;      /* per block: origin pole of root r */
     __local int *rp = org + n, *rq = rp + n; /* rotations: the column pairs */
     __local int *cnt = rq + n;       /* per block start: non-deflated, deflated, rotations */
-    __local int *misc = cnt + 3 * n; /* nodes, depth, failure */
+    __local int *misc = cnt + 3 * n; /* nodes, depth, failure, scaling exponent */
 
     /* tree, tearing, leaves */
     if (t == 0 && active) {
@@ -123,6 +123,19 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
             dd[i] = Din[offDin + BATCH_INDEX(prob, (uint)i, n, stride)];
             ee[i] = i < n - 1 ? E[offE + BATCH_INDEX(prob, (uint)i, n - 1, stride)] : (real)0;
         }
+        /* T scaled to a largest entry in [1/2, 1) by a power of two (exact), as LAPACK's xstedc
+         * normalizes: the secular-equation iteration works with cubes of pole distances */
+        real m = (real)0;
+        for (int i = 0; i < n; ++i)
+            m = fmax(m, fmax(fabs(dd[i]), fabs(ee[i])));
+        int ex = 0;
+        if (m > (real)0 && isfinite(m))
+            frexp(m, &ex);
+        for (int i = 0; i < n; ++i) {
+            dd[i] = ldexp(dd[i], -ex);
+            ee[i] = ldexp(ee[i], -ex);
+        }
+        misc[3] = ex;
         int nodes = 0, depth = 0, top = 0;
         __local int *stk = rp; /* (start, end, level) triples, free until the merges */
         stk[0] = 0;
@@ -345,8 +358,9 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
                     /* Gragg: c + s0/(D0 - eta) + s1/(D1 - eta) through f, f', f'' with the two
                      * poles around the root */
                     const real D0 = (pl[r] - pl[o]) - tau, D1 = (pl[r + 1] - pl[o]) - tau;
-                    const real s0 = D0 * D0 * D0 * (D1 * f2 / 2 - f1) / (D1 - D0);
-                    const real s1 = D1 * D1 * D1 * (D0 * f2 / 2 - f1) / (D0 - D1);
+                    /* (products ordered so that no intermediate is a cube of a small D) */
+                    const real s0 = D0 * (D0 * (D0 * (D1 * f2 / 2 - f1))) / (D1 - D0);
+                    const real s1 = D1 * (D1 * (D1 * (D0 * f2 / 2 - f1))) / (D0 - D1);
                     const real c = f - s0 / D0 - s1 / D1;
                     const real qa = c, qb = c * (D0 + D1) + s0 + s1, qc = f * D0 * D1;
                     const real disc = sqrt(fmax(qb * qb - 4 * qa * qc, (real)0));
@@ -438,7 +452,7 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (me) {
-        W[offW + BATCH_INDEX(prob, (uint)t, n, stride)] = dd[t];
+        W[offW + BATCH_INDEX(prob, (uint)t, n, stride)] = ldexp(dd[t], misc[3]);
         if (!isfinite(dd[t]))
             misc[2] = 1;
     }

@@ -48,20 +48,48 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
     const uint first = ((uint)get_group_id(0) * (uint)mpg + (uint)w) * VW;
     const uint lanes = first < count ? min((uint)VW, count - first) : 0u;
     const bool active = lanes > 0;
-    const int per = n * n + 5 * n + 2;
+    const int per = n * n + 5 * n + 4;
     __local realv *sA = lds + w * per;
     __local realv *vv = sA + n * n, *pv = vv + n, *tau = pv + n, *dv = tau + n, *ev = dv + n;
-    __local realv *scal = ev + n;
+    __local realv *scal = ev + n; /* 0, 1: reflector scalars; 2, 3: the scaling and its undoing */
     const uint nn = (uint)(n * n), nb = (uint)(n * nrhs);
 
-    /* the lower triangle, mirrored (only it is read) */
+    /* the lower triangle, mirrored (only it is read), and its largest magnitude */
+    realv amax = (realv)0;
     if (active)
         for (int q = t; q < n * n; q += NT) {
             const int i = q % n, j = q / n;
             realv x;
             GATHER(x, A, offA, i >= j ? q : i * n + j, nn);
             sA[q] = x;
+            amax = fmax(amax, fabs(x));
         }
+    /* matrices with norms outside [SCALE_MIN, SCALE_MAX] are reduced scaled, as LAPACK does:
+     * the partial maxima meet in the 5n work vectors (in rounds if NT exceeds them) */
+    {
+        __local realv *part = vv;
+        const int slots = 5 * n;
+        for (int r = 0; r * slots < NT; ++r) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (t / slots == r)
+                part[t - r * slots] = r == 0 ? amax : fmax(part[t - r * slots], amax);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t == 0) {
+            realv m = part[0];
+            for (int i = 1; i < min(NT, slots); ++i)
+                m = fmax(m, part[i]);
+            const maskv small = (maskv)(m > (realv)0 && m < (realv)SCALE_MIN);
+            const maskv large = (maskv)(m > (realv)SCALE_MAX);
+            scal[2] = select(select((realv)1, (realv)SCALE_MAX / m, large), (realv)SCALE_MIN / m, small);
+            scal[3] = select(select((realv)1, m / (realv)SCALE_MAX, large), m / (realv)SCALE_MIN, small);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const realv sc = scal[2];
+        if (active)
+            for (int q = t; q < n * n; q += NT)
+                sA[q] *= sc;
+    }
 
     for (int j = 0; j < n - 1; ++j) {
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -117,9 +145,9 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
     barrier(CLK_LOCAL_MEM_FENCE);
     if (active)
         for (int i = t; i < n; i += NT) {
-            SCATTER(D, offD, i, n, dv[i]);
+            SCATTER(D, offD, i, n, dv[i] * scal[3]);
             if (i < n - 1)
-                SCATTER(E, offE, i, n - 1, ev[i]);
+                SCATTER(E, offE, i, n - 1, ev[i] * scal[3]);
         }
 
     /* Q = diag(1, Qs), Qs = H_0 ... H_{n-3} generated in place: reflector k sits in column k (rows
