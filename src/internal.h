@@ -62,6 +62,14 @@ struct bcl_context {
     int staging;        /* stage pageable host memory through pinned buffers */
     int zero_copy;      /* wrap host arrays instead of copying (devices sharing host memory) */
     char last_kernel[512];
+    /* block p-cyclic inversion: the performance model's constants measured on this context */
+    struct bcl_pcyclic_model {
+        int n, dbl;
+        double host_step_s;  /* one host panel step of the factorization */
+        double dev_flops;    /* clBLAST GEMM rate on the column-version shapes */
+        double dev_launch_s; /* fixed cost of one GEMM call */
+    } pcyclic_model[8];
+    int pcyclic_models;
 };
 
 /* Record an explanation for ctx (or for the thread when ctx is NULL) and return status. */
@@ -86,6 +94,7 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 
 typedef enum {
     BCL_ROUTINE_LDLT = 0,
+    BCL_ROUTINE_PCYCLIC,
     BCL_ROUTINE_COUNT
 } bcl_routine;
 
