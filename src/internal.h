@@ -145,6 +145,18 @@ size_t bcl_chunk_problems(size_t batch, size_t bytes_per_problem, size_t largest
 /* Do [a, a+alen) and [b, b+blen) overlap? */
 int bcl_overlaps(const void *a, size_t alen, const void *b, size_t blen);
 
+/* A device array must be a buffer of this context holding `elements` (of es bytes) from
+ * `offset`; the message names argument argno. */
+bcl_status bcl_check_buffer(const bcl_context *ctx, const char *fn, int argno, const char *name,
+                            cl_mem buf, size_t offset, size_t elements, size_t es);
+
+/* A device-buffer call with nothing to do still gives the caller an event (when asked) that
+ * completes after the wait list. */
+bcl_status bcl_empty_call(bcl_context *ctx, cl_uint num_wait, const cl_event *wait, cl_event *event);
+
+/* How many info[k] != 0, and the first such k. */
+size_t bcl_count_failures(const int *info, size_t batch, size_t *first);
+
 /* Release cached slot buffers etc. */
 void bcl_pipeline_release(bcl_context *ctx);
 

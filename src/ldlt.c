@@ -341,10 +341,8 @@ static bcl_status check_method(const bcl_context *ctx, const char *fn, bcl_metho
 
 static bcl_status summarize_info(bcl_context *ctx, const char *fn, const int *info, size_t batch)
 {
-    size_t failed = 0, first = 0;
-    for (size_t k = 0; k < batch; ++k)
-        if (info[k] != 0 && failed++ == 0)
-            first = k;
+    size_t first = 0;
+    const size_t failed = bcl_count_failures(info, batch, &first);
     if (!failed)
         return BCL_SUCCESS;
     return bcl_fail(ctx, BCL_NUMERICAL_FAILURE,
@@ -511,28 +509,6 @@ bcl_status bcl_dsytrs_ldlt(bcl_context *ctx, int n, int nrhs, size_t batch, cons
 
 /* ---- device-buffer entry points ---- */
 
-/* A device array must be a buffer of this context holding `elements` from `offset`. */
-static bcl_status check_buffer(const bcl_context *ctx, const char *fn, int argno, const char *name,
-                               cl_mem buf, size_t offset, size_t elements, size_t es)
-{
-    if (!buf)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is NULL", fn, argno, name);
-    size_t size = 0;
-    cl_context owner = NULL;
-    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS ||
-        clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof owner, &owner, NULL) != CL_SUCCESS)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is not a valid cl_mem", fn,
-                        argno, name);
-    if (owner != ctx->cl)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: argument %d (%s) belongs to another OpenCL context", fn, argno, name);
-    if (elements > ((size_t)-1 - offset) / es || (offset + elements) * es > size)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: argument %d (%s) holds %zu bytes; offset %zu + %zu elements need %zu",
-                        fn, argno, name, size, offset, elements, (offset + elements) * es);
-    return BCL_SUCCESS;
-}
-
 static bcl_status check_layout(const bcl_context *ctx, const char *fn, bcl_layout layout)
 {
     if (layout != BCL_LAYOUT_CONTIGUOUS && layout != BCL_LAYOUT_INTERLEAVED)
@@ -561,16 +537,6 @@ static bcl_status check_cl_call(const bcl_context *ctx, const char *fn, int dbl,
     if (s == BCL_SUCCESS)
         s = check_wait(ctx, fn, num_wait, wait);
     return s;
-}
-
-/* An empty call still gives the caller an event that completes after the wait list. */
-static bcl_status empty_call(bcl_context *ctx, cl_uint num_wait, const cl_event *wait,
-                             cl_event *event)
-{
-    if (!event)
-        return BCL_SUCCESS;
-    cl_int err = clEnqueueMarkerWithWaitList(ctx->queue[0], num_wait, wait, event);
-    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(ctx, err, "clEnqueueMarkerWithWaitList");
 }
 
 static bcl_status ldlt_device(bcl_context *ctx, const char *fn, int dbl, int mode, int n, int nrhs,
@@ -605,15 +571,15 @@ static bcl_status sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_method 
     if (s != BCL_SUCCESS)
         return s;
     if (n == 0 || nrhs == 0 || batch == 0)
-        return empty_call(ctx, num_wait, wait, event);
+        return bcl_empty_call(ctx, num_wait, wait, event);
     const size_t nb = (size_t)n * (size_t)nrhs;
-    s = check_buffer(ctx, fn, 7, "A", A, offA, batch * (size_t)n * (size_t)n, es);
+    s = bcl_check_buffer(ctx, fn, 7, "A", A, offA, batch * (size_t)n * (size_t)n, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 9, "B", B, offB, batch * nb, es);
+        s = bcl_check_buffer(ctx, fn, 9, "B", B, offB, batch * nb, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 11, "X", X, offX, batch * nb, es);
+        s = bcl_check_buffer(ctx, fn, 11, "X", X, offX, batch * nb, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 13, "info", info, offInfo, batch, sizeof(int));
+        s = bcl_check_buffer(ctx, fn, 13, "info", info, offInfo, batch, sizeof(int));
     if (s == BCL_SUCCESS && X == B && offX != offB)
         s = bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: X and B share a buffer at different offsets",
                      fn);
@@ -653,12 +619,12 @@ static bcl_status sytrf_cl(bcl_context *ctx, const char *fn, int dbl, int n, siz
     if (s != BCL_SUCCESS)
         return s;
     if (n == 0 || batch == 0)
-        return empty_call(ctx, num_wait, wait, event);
-    s = check_buffer(ctx, fn, 5, "A", A, offA, batch * (size_t)n * (size_t)n, es);
+        return bcl_empty_call(ctx, num_wait, wait, event);
+    s = bcl_check_buffer(ctx, fn, 5, "A", A, offA, batch * (size_t)n * (size_t)n, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 7, "LD", LD, offLD, batch * packed_size(n), es);
+        s = bcl_check_buffer(ctx, fn, 7, "LD", LD, offLD, batch * packed_size(n), es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 9, "info", info, offInfo, batch, sizeof(int));
+        s = bcl_check_buffer(ctx, fn, 9, "info", info, offInfo, batch, sizeof(int));
     if (s != BCL_SUCCESS)
         return s;
     return ldlt_device(ctx, fn, dbl, LDLT_FACTOR | LDLT_STORE, n, 1, batch, layout, A, offA, LD,
@@ -693,13 +659,13 @@ static bcl_status sytrs_cl(bcl_context *ctx, const char *fn, int dbl, int n, int
     if (s != BCL_SUCCESS)
         return s;
     if (n == 0 || nrhs == 0 || batch == 0)
-        return empty_call(ctx, num_wait, wait, event);
+        return bcl_empty_call(ctx, num_wait, wait, event);
     const size_t nb = (size_t)n * (size_t)nrhs;
-    s = check_buffer(ctx, fn, 6, "LD", LD, offLD, batch * packed_size(n), es);
+    s = bcl_check_buffer(ctx, fn, 6, "LD", LD, offLD, batch * packed_size(n), es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 8, "B", B, offB, batch * nb, es);
+        s = bcl_check_buffer(ctx, fn, 8, "B", B, offB, batch * nb, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 10, "X", X, offX, batch * nb, es);
+        s = bcl_check_buffer(ctx, fn, 10, "X", X, offX, batch * nb, es);
     if (s == BCL_SUCCESS && X == B && offX != offB)
         s = bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: X and B share a buffer at different offsets",
                      fn);

@@ -52,19 +52,14 @@ static bcl_status check_sizes(const bcl_context *ctx, const char *fn, int n, int
     return BCL_SUCCESS;
 }
 
-static bcl_status check_device(const bcl_context *ctx, const char *fn, int dbl)
-{
-    if (dbl && !ctx->dev.has_fp64)
-        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED, "%s: device %s has no double precision", fn,
-                        ctx->dev.name);
-    return BCL_SUCCESS;
-}
-
 /* Method for this call: the forced one, else the batched kernels for small blocks when there is
  * more than one problem (or no clBLAST), else host panels + clBLAST. */
 static bcl_status choose_method(const bcl_context *ctx, const char *fn, int n, int p, size_t batch,
                                 int dbl, int *method)
 {
+    if (dbl && !ctx->dev.has_fp64)
+        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED, "%s: device %s has no double precision", fn,
+                        ctx->dev.name);
     bcl_params prm;
     bcl_tuning_lookup(ctx, BCL_ROUTINE_PCYCLIC, dbl, n, &prm);
     const int small = n <= SMALL_NMAX && p <= SMALL_PMAX;
@@ -83,17 +78,14 @@ static bcl_status choose_method(const bcl_context *ctx, const char *fn, int n, i
                         "libclblast-dev liblapacke-dev libopenblas-dev and reconfigure); the "
                         "batched kernels take n <= %d, p <= %d",
                         fn, n, p, SMALL_NMAX, SMALL_PMAX);
-    (void)dbl;
     *method = m;
     return BCL_SUCCESS;
 }
 
 static bcl_status summarize_info(bcl_context *ctx, const char *fn, const int *info, size_t batch)
 {
-    size_t failed = 0, first = 0;
-    for (size_t k = 0; k < batch; ++k)
-        if (info[k] != 0 && failed++ == 0)
-            first = k;
+    size_t first = 0;
+    const size_t failed = bcl_count_failures(info, batch, &first);
     if (!failed)
         return BCL_SUCCESS;
     return bcl_fail(ctx, BCL_NUMERICAL_FAILURE,
@@ -919,10 +911,8 @@ static bcl_status pcyclic_inv(bcl_context *ctx, const char *fn, int dbl, int n, 
     if (bcl_overlaps(info, i_len, A, in_len) || bcl_overlaps(info, i_len, B, in_len) ||
         bcl_overlaps(info, i_len, Hinv, h_len))
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: output info overlaps another array", fn);
-    s = check_device(ctx, fn, dbl);
     int method = 0;
-    if (s == BCL_SUCCESS)
-        s = choose_method(ctx, fn, n, p, batch, dbl, &method);
+    s = choose_method(ctx, fn, n, p, batch, dbl, &method);
     if (s != BCL_SUCCESS)
         return s;
     if (method == 1) {
@@ -964,28 +954,6 @@ bcl_status bcl_dpcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const 
     return pcyclic_inv(ctx, "bcl_dpcyclic_inv", 1, n, p, batch, A, B, Hinv, info);
 }
 
-/* A device array must be a buffer of this context holding `elements` from `offset`. */
-static bcl_status check_buffer(const bcl_context *ctx, const char *fn, int argno, const char *name,
-                               cl_mem buf, size_t offset, size_t elements, size_t es)
-{
-    if (!buf)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is NULL", fn, argno, name);
-    size_t size = 0;
-    cl_context owner = NULL;
-    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS ||
-        clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof owner, &owner, NULL) != CL_SUCCESS)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is not a valid cl_mem", fn,
-                        argno, name);
-    if (owner != ctx->cl)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: argument %d (%s) belongs to another OpenCL context", fn, argno, name);
-    if (elements > ((size_t)-1 - offset) / es || (offset + elements) * es > size)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: argument %d (%s) holds %zu bytes; offset %zu + %zu elements need %zu",
-                        fn, argno, name, size, offset, elements, (offset + elements) * es);
-    return BCL_SUCCESS;
-}
-
 static bcl_status pcyclic_inv_cl(bcl_context *ctx, const char *fn, int dbl, int n, int p,
                                  size_t batch, cl_mem A, size_t offA, cl_mem B, size_t offB,
                                  cl_mem H, size_t offH, cl_mem info, size_t offInfo,
@@ -999,25 +967,19 @@ static bcl_status pcyclic_inv_cl(bcl_context *ctx, const char *fn, int dbl, int 
                      "%s: num_wait = %u does not match the wait list pointer", fn, num_wait);
     if (s != BCL_SUCCESS)
         return s;
-    if (n == 0 || p == 0 || batch == 0) {
-        if (!event)
-            return BCL_SUCCESS;
-        cl_int err = clEnqueueMarkerWithWaitList(ctx->queue[0], num_wait, wait, event);
-        return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(ctx, err, "clEnqueueMarkerWithWaitList");
-    }
+    if (n == 0 || p == 0 || batch == 0)
+        return bcl_empty_call(ctx, num_wait, wait, event);
     const size_t es = dbl ? sizeof(double) : sizeof(float), nn = (size_t)n * n,
                  N = (size_t)n * p;
-    s = check_buffer(ctx, fn, 5, "A", A, offA, batch * p * nn, es);
+    s = bcl_check_buffer(ctx, fn, 5, "A", A, offA, batch * p * nn, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 7, "B", B, offB, batch * p * nn, es);
+        s = bcl_check_buffer(ctx, fn, 7, "B", B, offB, batch * p * nn, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 9, "Hinv", H, offH, batch * N * N, es);
+        s = bcl_check_buffer(ctx, fn, 9, "Hinv", H, offH, batch * N * N, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 11, "info", info, offInfo, batch, sizeof(int));
+        s = bcl_check_buffer(ctx, fn, 11, "info", info, offInfo, batch, sizeof(int));
     if (s == BCL_SUCCESS && (H == A || H == B || info == H))
         s = bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: Hinv must be a buffer of its own", fn);
-    if (s == BCL_SUCCESS)
-        s = check_device(ctx, fn, dbl);
     int method = 0;
     if (s == BCL_SUCCESS)
         s = choose_method(ctx, fn, n, p, batch, dbl, &method);
