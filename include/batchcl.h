@@ -22,7 +22,9 @@
  * BATCHCL_DEVICE_MEMORY_LIMIT (bytes of device memory the library may plan for),
  * BATCHCL_ZERO_COPY=0 (copy through device buffers even on devices sharing host memory),
  * BATCHCL_STAGING=0|1 (stage pageable host memory through pinned buffers; default on discrete GPUs),
- * BATCHCL_BUILD_OPTIONS (extra OpenCL build options for every kernel: experiments and tuning).
+ * BATCHCL_BUILD_OPTIONS (extra OpenCL build options for every kernel: experiments and tuning),
+ * BATCHCL_PCYCLIC_CALIBRATE=1 (measure the p-cyclic performance model again),
+ * BATCHCL_CLBLAST_FAIL=1 (make every clBLAST call report a failure: tests of that path).
  */
 #ifndef BATCHCL_H
 #define BATCHCL_H

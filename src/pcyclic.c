@@ -252,6 +252,7 @@ typedef struct {
     int n, p, N, dbl, jF;
     size_t es, nn;
     int force_fail;
+    double host_s; /* wall time of the host's part (panels, multipliers, enqueueing) */
     cl_command_queue q;
     cl_mem dT, dQ, dS; /* 2n-column temporary, the Q^(k), the n x n multipliers */
     /* host panels */
@@ -532,6 +533,7 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
     }
     w->arena_used = 0;
     *info = 0;
+    const double t0 = seconds_now();
     bcl_status s = fill_zero(w, H, offH);
     memcpy(w->At, A, sizeof(double) * nn);
     memcpy(w->Rt, B + (size_t)(p - 1) * nn, sizeof(double) * nn);
@@ -558,6 +560,7 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
     }
     if (s == BCL_SUCCESS && !*info)
         s = invert_rows(w, H, offH);
+    w->host_s += seconds_now() - t0;
     if (s == BCL_SUCCESS && !*info)
         s = apply_qt(w, H, offH);
     if (s == BCL_SUCCESS && *info) /* singular: zeros, whatever was enqueued before */
@@ -641,9 +644,10 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
 
 /* ---- the performance model: how many block columns to invert column-wise (j_F) ---- */
 
-/* Measured once per context, precision and n (and kept in the cache directory beside the kernel
- * binaries): the host time of one panel step and the device's GEMM rate and call overhead on the
- * column-version shape (j*n x n x n). */
+/* Measured once per context, precision and n, and kept in the cache directory beside the kernel
+ * binaries (pcyclic-model-v1-<device>.txt, one line per n and precision; BATCHCL_PCYCLIC_CALIBRATE=1
+ * measures again): the host time of one panel step and the device's GEMM rate and call overhead on
+ * the column-version shape (j*n x n x n). */
 static const struct bcl_pcyclic_model *model_for(bsofi *w, cl_mem H, size_t offH)
 {
     bcl_context *ctx = w->ctx;
@@ -655,9 +659,10 @@ static const struct bcl_pcyclic_model *model_for(bsofi *w, cl_mem H, size_t offH
     if (ctx->cache_dir[0]) {
         uint64_t h = bcl_hash(ctx->dev.name, strlen(ctx->dev.name), BCL_HASH_SEED);
         h = bcl_hash(ctx->dev.driver_version, strlen(ctx->dev.driver_version), h);
-        snprintf(path, sizeof path, "%s/pcyclic-model-%016llx.txt", ctx->cache_dir,
+        snprintf(path, sizeof path, "%s/pcyclic-model-v1-%016llx.txt", ctx->cache_dir,
                  (unsigned long long)h);
-        FILE *f = fopen(path, "r");
+        const char *again = getenv("BATCHCL_PCYCLIC_CALIBRATE");
+        FILE *f = again && atoi(again) ? NULL : fopen(path, "r");
         char line[256];
         while (f && fgets(line, sizeof line, f)) {
             struct bcl_pcyclic_model r;
@@ -763,6 +768,16 @@ static void describe_plan(bsofi *w, const struct bcl_pcyclic_model *m)
              w->jF, w->p, m->host_step_s * 1e3, m->dev_flops * 1e-9, m->dev_launch_s * 1e6);
 }
 
+/* what the host's part took, appended to the plan: the panels are the critical path when the
+ * device is much faster than the host */
+static void describe_time(bsofi *w, double wall_s, size_t batch)
+{
+    const size_t len = strlen(w->ctx->last_kernel);
+    snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
+             "; host part (panels, multipliers, enqueueing) %.3g ms of %.3g ms for %zu problem%s",
+             w->host_s * 1e3, wall_s * 1e3, batch, batch == 1 ? "" : "s");
+}
+
 static void to_double(const void *src, int dbl, size_t count, double *dst)
 {
     if (dbl)
@@ -797,6 +812,7 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
         w.jF = choose_jF(&w, m, prm.pcyclic_cv_columns);
         describe_plan(&w, m);
     }
+    const double t_start = seconds_now();
     /* a problem's inverse is read into Hinv only once all its device work is enqueued, so a
      * failure in the first problem leaves the caller's arrays untouched */
     for (size_t k = 0; k < batch && s == BCL_SUCCESS; ++k) {
@@ -815,8 +831,10 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
         if (s == BCL_SUCCESS && err != CL_SUCCESS)
             s = bcl_cl_fail(ctx, err, "clFinish");
     }
-    if (s == BCL_SUCCESS)
+    if (s == BCL_SUCCESS) {
         memcpy(info, info_tmp, sizeof *info * batch);
+        describe_time(&w, seconds_now() - t_start, batch);
+    }
     if (dH)
         clReleaseMemObject(dH);
     bsofi_release(&w);
@@ -853,6 +871,7 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
         w.jF = choose_jF(&w, m, prm.pcyclic_cv_columns);
         describe_plan(&w, m);
     }
+    const double t_start = seconds_now();
     for (size_t k = 0; k < batch && s == BCL_SUCCESS; ++k) {
         err = clEnqueueReadBuffer(w.q, A, CL_TRUE, (offA + k * blocks) * es, blocks * es, raw, 0,
                                   NULL, NULL);
@@ -875,6 +894,8 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
             err = clEnqueueMarkerWithWaitList(w.q, 0, NULL, event);
         if (err != CL_SUCCESS)
             s = bcl_cl_fail(ctx, err, "writing info");
+        else
+            describe_time(&w, seconds_now() - t_start, batch);
     }
     bsofi_release(&w);
     free(Ah);
