@@ -138,8 +138,12 @@ static bcl_status small_enqueue(bcl_context *ctx, const small_plan *plan, int db
 {
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     const size_t nn = (size_t)plan->n * plan->n, N = (size_t)plan->n * plan->p;
-    /* the workspace of a launch: at most 256 MB at a time, so that launches are split */
-    size_t per_launch = ((size_t)256 << 20) / (plan->work_per_problem * es);
+    /* the workspace of one launch: an eighth of the device memory at most (launches are split
+     * beyond), so that a GPU still gets many work-groups per launch */
+    cl_ulong cap = ctx->dev.global_mem_bytes / 8;
+    if (cap > ctx->dev.max_alloc_bytes)
+        cap = ctx->dev.max_alloc_bytes;
+    size_t per_launch = (size_t)(cap / (plan->work_per_problem * es));
     if (per_launch == 0)
         per_launch = 1;
     if (per_launch > count)
@@ -952,6 +956,10 @@ static bcl_status pcyclic_inv(bcl_context *ctx, const char *fn, int dbl, int n, 
     memset(&job, 0, sizeof job);
     job.batch = batch;
     job.chunk = prm.chunk_problems;
+    /* an inverse is large (N^2 per problem): the default chunk of 64 MB would launch a handful of
+     * work-groups at a time on a GPU; ask for a few per compute unit (memory still caps it) */
+    if (!job.chunk && !ctx->zero_copy)
+        job.chunk = (size_t)ctx->dev.compute_units * 4;
     job.queues = prm.queues;
     job.enqueue = small_host_enqueue;
     job.user = &sj;
