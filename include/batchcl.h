@@ -22,7 +22,9 @@
  * BATCHCL_DEVICE_MEMORY_LIMIT (bytes of device memory the library may plan for),
  * BATCHCL_ZERO_COPY=0 (copy through device buffers even on devices sharing host memory),
  * BATCHCL_STAGING=0|1 (stage pageable host memory through pinned buffers; default on discrete GPUs),
- * BATCHCL_BUILD_OPTIONS (extra OpenCL build options for every kernel: experiments and tuning).
+ * BATCHCL_BUILD_OPTIONS (extra OpenCL build options for every kernel: experiments and tuning),
+ * BATCHCL_PCYCLIC_CALIBRATE=1 (measure the p-cyclic performance model again),
+ * BATCHCL_CLBLAST_FAIL=1 (make every clBLAST call report a failure: tests of that path).
  */
 #ifndef BATCHCL_H
 #define BATCHCL_H
@@ -98,6 +100,14 @@ typedef struct {
                                  * 0 = 30 */
     size_t chunk_problems;      /* host-pointer calls: problems per chunk; 0 = from device memory */
     int queues;                 /* host-pointer calls: queues used for overlap (1..4); 0 = table */
+    /* block p-cyclic inversion (bcl_xpcyclic_inv) */
+    int pcyclic_method;         /* 1: BSOFI, panels on the host (LAPACK), GEMMs on the device
+                                 * (clBLAST); 2: batched local-memory kernels (n <= 32, p <= 64);
+                                 * 0: table (2 where it fits, else 1) */
+    int pcyclic_cv_columns;     /* method 1: j_F, the leading block columns of R^-1 inverted
+                                 * column-wise (BSTRI_CV) while the host factorizes; the rest by
+                                 * rows (BSTRI_RV). 0: performance model, -1: none (row version
+                                 * only), >= p - 1: every column but the last */
 } bcl_params;
 
 typedef struct {
@@ -245,6 +255,69 @@ bcl_status bcl_ssytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, b
 bcl_status bcl_dsytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, bcl_layout layout,
                               cl_mem LD, size_t offLD, cl_mem B, size_t offB, cl_mem X, size_t offX,
                               cl_uint num_wait, const cl_event *wait_list, cl_event *event);
+
+/* ---- block p-cyclic inversion ------------------------------------------------------------- */
+
+/*
+ * Explicit inverse of block p-cyclic matrices (Gogolenko, Bai & Scalettar, "Structured orthogonal
+ * inversion of block p-cyclic matrices on multicore with GPU accelerators"), for every k < batch:
+ *
+ *         | A_1                  B_p |
+ *         | B_1  A_2                 |
+ *     H = |      B_2  A_3            |      N = n*p rows and columns,
+ *         |           ...  ...       |
+ *         |           B_{p-1}  A_p   |
+ *
+ * exactly the normalized form (1) of the paper: the blocks enter with the signs the caller gives
+ * them (no implied minus). The determinant QMC matrix M = [I .. B_L; -B_1 I; ..; -B_{L-1} I] is
+ * A_i = I, B_i = -B_l for i < p and B_p = +B_L. p = 1 means H = A_1 + B_1 (the corner block lies on
+ * the diagonal).
+ *
+ * A: p diagonal blocks A_1..A_p per problem, B: p blocks B_1..B_p per problem (B_p the top-right
+ * corner), each n*n column-major, problem k's blocks at A + k*p*n*n (block i at + (i-1)*n*n).
+ * Hinv: (n*p)^2 per problem, column-major, problem k at Hinv + k*N*N. info[k] = 0, or j > 0 when
+ * the structured orthogonal factorization H = QR found R(j,j) exactly zero or NaN (H singular, as
+ * LAPACK's dtrtri index into the N x N triangle R): then Hinv_k is all zeros and the other
+ * problems are unaffected (BCL_NUMERICAL_FAILURE).
+ *
+ * The algorithm (BSOFI): BSOF, Wright's structured orthogonal factorization (QR of 2n x n panels
+ * over p - 1 block rows, then of the last n x n block, so every R_ii is triangular); inversion of
+ * R by block back substitution (column version while the panels are factorized, row version for
+ * the rest); H^-1 = R^-1 Q^T with the 2n x 2n factors Q^(k) formed explicitly so that their
+ * application is GEMM. Two methods (bcl_params.pcyclic_method):
+ *  - 1 (any n, p): panels on the host with LAPACK, the O(n^3 p^2) products on the device with
+ *    clBLAST; problems of a batch one after another, the host factorizing problem k+1 while the
+ *    device works on problem k. Needs a build with clBLAST and LAPACKE/OpenBLAS, else
+ *    BCL_NOT_IMPLEMENTED; a clBLAST failure returns BCL_OPENCL_ERROR naming the routine and its
+ *    status (BATCHCL_CLBLAST_FAIL=1 forces one, for tests).
+ *  - 2 (n <= 32, p <= 64): everything on the device, one work-group per problem, the panels in
+ *    local memory: for many small matrices in one call. Needs no clBLAST.
+ * The float routine computes the panels in double on the host (method 1) and the products in
+ * float.
+ */
+bcl_status bcl_spcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const float *A,
+                            const float *B, float *Hinv, int *info);
+bcl_status bcl_dpcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const double *A,
+                            const double *B, double *Hinv, int *info);
+
+/*
+ * Device-buffer twins: A and B hold batch*p*n*n elements from offA / offB, Hinv batch*N*N from
+ * offHinv, info batch ints from offInfo (contiguous layout only). Method 1 reads the blocks back
+ * to the host for the panels (2*p*n*n values per problem; the call returns once the device work
+ * is enqueued, the event completes with it); method 2 runs entirely on the device.
+ */
+bcl_status bcl_spcyclic_inv_cl(bcl_context *ctx, int n, int p, size_t batch, cl_mem A,
+                               size_t offA, cl_mem B, size_t offB, cl_mem Hinv, size_t offHinv,
+                               cl_mem info, size_t offInfo, cl_uint num_wait,
+                               const cl_event *wait_list, cl_event *event);
+bcl_status bcl_dpcyclic_inv_cl(bcl_context *ctx, int n, int p, size_t batch, cl_mem A,
+                               size_t offA, cl_mem B, size_t offB, cl_mem Hinv, size_t offHinv,
+                               cl_mem info, size_t offInfo, cl_uint num_wait,
+                               const cl_event *wait_list, cl_event *event);
+
+/* Whether this build has method 1 of bcl_xpcyclic_inv (clBLAST and LAPACK were found). After a
+ * call, bcl_last_kernel(ctx) says which method ran, j_F and the performance model's constants. */
+int bcl_pcyclic_has_clblast(void);
 
 /* Largest n the LDL^T routines accept on this context's device for the given precision. */
 int bcl_ldlt_max_n(const bcl_context *ctx, int double_precision);

@@ -62,6 +62,14 @@ struct bcl_context {
     int staging;        /* stage pageable host memory through pinned buffers */
     int zero_copy;      /* wrap host arrays instead of copying (devices sharing host memory) */
     char last_kernel[512];
+    /* block p-cyclic inversion: the performance model's constants measured on this context */
+    struct bcl_pcyclic_model {
+        int n, dbl;
+        double host_step_s;  /* one host panel step of the factorization */
+        double dev_flops;    /* clBLAST GEMM rate on the column-version shapes */
+        double dev_launch_s; /* fixed cost of one GEMM call */
+    } pcyclic_model[8];
+    int pcyclic_models;
 };
 
 /* Record an explanation for ctx (or for the thread when ctx is NULL) and return status. */
@@ -88,6 +96,7 @@ typedef enum {
     BCL_ROUTINE_LDLT = 0,
     BCL_ROUTINE_TRIDIAG,
     BCL_ROUTINE_SYTRD,
+    BCL_ROUTINE_PCYCLIC,
     BCL_ROUTINE_COUNT
 } bcl_routine;
 
@@ -174,6 +183,8 @@ bcl_status bcl_symeig_sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_met
 bcl_status bcl_residual_host(bcl_context *ctx, const char *fn, int dbl, int n, int nrhs,
                              size_t batch, const void *A, const void *B, const void *X,
                              void *residual);
+/* How many info[k] != 0, and the first such k. */
+size_t bcl_count_failures(const int *info, size_t batch, size_t *first);
 
 /* Release cached slot buffers etc. */
 void bcl_pipeline_release(bcl_context *ctx);

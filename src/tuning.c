@@ -82,6 +82,7 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
     case BCL_ROUTINE_SYTRD:
         sytrd_heuristic(&ctx->dev, dbl, out);
         break;
+    case BCL_ROUTINE_PCYCLIC: /* the driver decides from n, p and the batch (src/pcyclic.c) */
     case BCL_ROUTINE_COUNT:
         break;
     }
@@ -112,4 +113,8 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
         out->chunk_problems = f->chunk_problems;
     if (f->queues)
         out->queues = f->queues;
+    if (f->pcyclic_method)
+        out->pcyclic_method = f->pcyclic_method;
+    if (f->pcyclic_cv_columns)
+        out->pcyclic_cv_columns = f->pcyclic_cv_columns;
 }
