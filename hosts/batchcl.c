@@ -58,6 +58,7 @@ typedef struct {
     int p_list[64], p_count; /* bench pcyclic: block counts; 0 = from --order */
     int order;               /* bench pcyclic: N = n*p to aim at */
     int method;              /* bench pcyclic: 0 table, 1 clBLAST, 2 batched kernels */
+    const char *methods;     /* bench sysv: all or some of ldlt,hpcr,eigen,auto (default ldlt) */
 } options;
 
 static void parse_ints(const char *s, int *list, int *count)
@@ -89,7 +90,9 @@ static void usage(void)
          "  info                      devices, the chosen one and its limits\n"
          "  solve                     the main job: solve a large batch of SPD systems (LDL^T),\n"
          "                            verify every residual against the matrices, time it\n"
-         "  bench sysv                LDL^T solve per n and mapping, vs LAPACK spotrf+spotrs\n"
+         "  bench sysv                symmetric solves per n, method and mapping, vs LAPACK (LDL^T:\n"
+         "                            spotrf+spotrs; Householder + PCR and AUTO: ssysv; eigen: ssyevd)\n"
+         "  bench syevd               eigendecompositions per n (sytrd + stedc), vs LAPACK ssyevd\n"
          "  bench gtsv | ptsv         tridiagonal solves per m and variant, vs LAPACK ?gtsv / ?ptsv\n"
          "                            (default m 64,256,1024 with 2^24/m systems on GPUs)\n"
          "  bench pcyclic             block p-cyclic inversion (BSOFI) per n: GFLOP/s, clBLAST\n"
@@ -102,6 +105,8 @@ static void usage(void)
          "  --nrhs K                  right-hand sides per problem (default 1)\n"
          "  --precision s|d|both      (default s)\n"
          "  --mapping LIST            bench: all or some of auto,simd,collab,hybrid (default all)\n"
+         "  --method LIST             bench sysv: all or some of ldlt,hpcr,eigen,auto (default ldlt);\n"
+         "                            hpcr = Householder + PCR, eigen = truncated eigen-solve\n"
          "  --reps R                  timed repetitions, the median is reported (default 5)\n"
          "  --ppg P                   bench: problems per work-group of the forced variants\n"
          "  --no-lapack               skip the LAPACK baseline\n"
@@ -116,6 +121,7 @@ static options parse(int argc, char **argv, int first)
     o.nrhs = 1;
     o.reps = 5;
     o.mappings = "all";
+    o.methods = "ldlt";
     o.lapack = 1;
     o.verify = 1;
     for (int i = first; i < argc; ++i) {
@@ -137,8 +143,10 @@ static options parse(int argc, char **argv, int first)
             ++i;
         } else if (!strcmp(a, "--order") && v)
             o.order = atoi(argv[++i]);
-        else if (!strcmp(a, "--method") && v)
-            o.method = atoi(argv[++i]);
+        else if (!strcmp(a, "--method") && v) {
+            o.methods = argv[++i];
+            o.method = atoi(v);
+        }
         else if (!strcmp(a, "--ppg") && v)
             o.ppg = atoi(argv[++i]);
         else if (!strcmp(a, "--mapping") && v)
@@ -254,31 +262,78 @@ static double max_residual(int n, int nrhs, size_t batch, int dbl, const void *A
     return worst;
 }
 
-/* LAPACK spotrf+spotrs (dpotrf+dpotrs) over the batch with OpenMP, one problem per thread. */
-static double lapack_rate(int n, int nrhs, size_t batch, int dbl, const void *A, const void *B)
+/* The LAPACK routine a batched method is compared with, looped over the batch with OpenMP, one
+ * problem per thread: LDL^T (SPD) against ?potrf+?potrs; Householder + PCR and AUTO (any symmetric
+ * matrix) against ?sysv (Bunch-Kaufman); the eigen-solve against ?syevd + V diag(1/lambda) V^T b. */
+static void lapack_solve_one(bcl_method m, int n, int nrhs, int dbl, void *a, void *x, void *w,
+                             void *work, int lwork, int *iwork, int liwork, void *t)
+{
+    if (m == BCL_LDLT) {
+        if (dbl) {
+            if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, a, n) == 0)
+                LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, nrhs, a, n, x, n);
+        } else if (LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, a, n) == 0)
+            LAPACKE_spotrs_work(LAPACK_COL_MAJOR, 'L', n, nrhs, a, n, x, n);
+    } else if (m == BCL_EIGEN) {
+        /* A = V diag(w) V^T, x = V diag(1/w) V^T b over |w| >= max|w| / 1e5 */
+        int ok = dbl ? LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', 'L', n, a, n, w, work, lwork, iwork, liwork)
+                     : LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', 'L', n, a, n, w, work, lwork, iwork, liwork);
+        if (ok != 0)
+            return;
+        for (int c = 0; c < nrhs; ++c) {
+            double wmax = 0;
+            for (int i = 0; i < n; ++i)
+                wmax = fmax(wmax, fabs(elem(w, dbl, (size_t)i)));
+            for (int j = 0; j < n; ++j) {
+                double s = 0, lj = elem(w, dbl, (size_t)j);
+                for (int i = 0; i < n; ++i)
+                    s += elem(a, dbl, (size_t)i + (size_t)j * n) * elem(x, dbl, (size_t)c * n + i);
+                s = fabs(lj) >= wmax * 1e-5 ? s / lj : 0;
+                dbl ? (void)(((double *)t)[j] = s) : (void)(((float *)t)[j] = (float)s);
+            }
+            for (int i = 0; i < n; ++i) {
+                double s = 0;
+                for (int j = 0; j < n; ++j)
+                    s += elem(a, dbl, (size_t)i + (size_t)j * n) * elem(t, dbl, (size_t)j);
+                dbl ? (void)(((double *)x)[(size_t)c * n + i] = s)
+                    : (void)(((float *)x)[(size_t)c * n + i] = (float)s);
+            }
+        }
+    } else {
+        if (dbl)
+            LAPACKE_dsysv_work(LAPACK_COL_MAJOR, 'L', n, nrhs, a, n, iwork, x, n, work, lwork);
+        else
+            LAPACKE_ssysv_work(LAPACK_COL_MAJOR, 'L', n, nrhs, a, n, iwork, x, n, work, lwork);
+    }
+}
+
+static double lapack_rate(bcl_method m, int n, int nrhs, size_t batch, int dbl, const void *A,
+                          const void *B)
 {
     openblas_set_num_threads(1);
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     const size_t nn = (size_t)n * n, nb = (size_t)n * nrhs;
-    const size_t count = batch < ((size_t)1 << 18) ? batch : ((size_t)1 << 18);
+    const size_t cap = m == BCL_LDLT ? (size_t)1 << 18 : (size_t)1 << 15;
+    const size_t count = batch < cap ? batch : cap;
+    const int lwork = 1 + 6 * n + 2 * n * n + 64 * n, liwork = 3 + 5 * n;
     double t0 = now();
 #pragma omp parallel
     {
-        char *a = malloc(nn * es), *x = malloc(nb * es);
+        char *a = malloc(nn * es), *x = malloc(nb * es), *w = malloc((size_t)n * es),
+             *t = malloc((size_t)n * es), *work = malloc((size_t)lwork * es);
+        int *iwork = malloc(sizeof *iwork * (size_t)liwork);
 #pragma omp for schedule(static)
         for (size_t k = 0; k < count; ++k) {
             memcpy(a, (const char *)A + k * nn * es, nn * es);
             memcpy(x, (const char *)B + k * nb * es, nb * es);
-            if (dbl) {
-                if (LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'L', n, (double *)a, n) == 0)
-                    LAPACKE_dpotrs_work(LAPACK_COL_MAJOR, 'L', n, nrhs, (double *)a, n, (double *)x, n);
-            } else {
-                if (LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', n, (float *)a, n) == 0)
-                    LAPACKE_spotrs_work(LAPACK_COL_MAJOR, 'L', n, nrhs, (float *)a, n, (float *)x, n);
-            }
+            lapack_solve_one(m, n, nrhs, dbl, a, x, w, work, lwork, iwork, liwork, t);
         }
         free(a);
         free(x);
+        free(w);
+        free(t);
+        free(work);
+        free(iwork);
     }
     return (double)count / (now() - t0);
 }
@@ -371,20 +426,24 @@ static void release(dev_arrays *d)
     if (d->info) clReleaseMemObject(d->info);
 }
 
-static bcl_status device_time(bcl_context *ctx, int n, int nrhs, size_t batch, int dbl,
-                              dev_arrays *d, int reps, double *seconds)
+static bcl_status device_time(bcl_context *ctx, bcl_method m, int n, int nrhs, size_t batch,
+                              int dbl, dev_arrays *d, int reps, double *seconds)
 {
     double *t = malloc(sizeof *t * (size_t)(reps + 1));
     bcl_status s = BCL_SUCCESS;
     for (int r = 0; r <= reps && s == BCL_SUCCESS; ++r) { /* the first run builds and warms up */
         cl_event ev = NULL;
-        s = dbl ? bcl_dsysv_cl(ctx, BCL_LDLT, n, nrhs, batch, BCL_LAYOUT_CONTIGUOUS, d->A, 0, d->B, 0,
-                               d->X, 0, d->info, 0, 0, NULL, &ev)
-                : bcl_ssysv_cl(ctx, BCL_LDLT, n, nrhs, batch, BCL_LAYOUT_CONTIGUOUS, d->A, 0, d->B, 0,
-                               d->X, 0, d->info, 0, 0, NULL, &ev);
+        clFinish(bcl_cl_queue(ctx));
+        const double t0 = now();
+        s = dbl ? bcl_dsysv_cl(ctx, m, n, nrhs, batch, BCL_LAYOUT_CONTIGUOUS, d->A, 0, d->B, 0, d->X,
+                               0, d->info, 0, 0, NULL, &ev)
+                : bcl_ssysv_cl(ctx, m, n, nrhs, batch, BCL_LAYOUT_CONTIGUOUS, d->A, 0, d->B, 0, d->X,
+                               0, d->info, 0, 0, NULL, &ev);
         if (s == BCL_SUCCESS) {
             clWaitForEvents(1, &ev);
-            t[r] = event_seconds(ev);
+            /* LDL^T is one kernel: its profiled time; the other methods run several kernels (and
+             * AUTO reads the residuals back to pick the failures): wall time from enqueue to end */
+            t[r] = m == BCL_LDLT ? event_seconds(ev) : now() - t0;
             clReleaseEvent(ev);
         }
     }
@@ -509,7 +568,7 @@ static int cmd_solve(options *o)
     double dev_s = 0;
     dev_arrays d = {0};
     if (upload(ctx, n, nrhs, batch, dbl, A, B, &d) == 0 &&
-        device_time(ctx, n, nrhs, batch, dbl, &d, o->reps, &dev_s) == BCL_SUCCESS) {
+        device_time(ctx, BCL_LDLT, n, nrhs, batch, dbl, &d, o->reps, &dev_s) == BCL_SUCCESS) {
         double bytes = (double)batch * ((double)(nn + 2 * nb) * es + 4);
         printf("  device-resident (kernel time, median of %d): %.3f ms = %.3g systems/s, %.1f GB/s\n",
                o->reps, dev_s * 1e3, (double)batch / dev_s, bytes / dev_s * 1e-9);
@@ -518,7 +577,7 @@ static int cmd_solve(options *o)
     }
     release(&d);
     if (o->lapack) {
-        double rate = lapack_rate(n, nrhs, batch, dbl, A, B);
+        double rate = lapack_rate(BCL_LDLT, n, nrhs, batch, dbl, A, B);
         printf("  LAPACK %s with OpenMP on %d host threads: %.3g systems/s\n",
                dbl ? "dpotrf+dpotrs" : "spotrf+spotrs", omp_get_max_threads(), rate);
     }
@@ -548,16 +607,24 @@ static int cmd_bench_sysv(options *o)
         for (int i = 0; i < 7; ++i)
             o->n_list[o->n_count++] = def[i];
     }
+    static const struct {
+        const char *name;
+        bcl_method m;
+    } methods[] = {{"ldlt", BCL_LDLT}, {"hpcr", BCL_HOUSEHOLDER_PCR}, {"eigen", BCL_EIGEN}, {"auto", BCL_AUTO}};
     double bw = copy_bandwidth(ctx);
-    printf("# bench sysv (LDL^T) on %s, driver %s; float4 copy kernel: %.1f GB/s\n", dev.name,
+    printf("# bench sysv on %s, driver %s; float4 copy kernel: %.1f GB/s\n", dev.name,
            dev.driver_version, bw * 1e-9);
-    printf("# device: kernel time on device-resident data (median of %d); host: end to end from host "
-           "memory, transfers included\n",
+    printf("# device: device-resident data, median of %d (ldlt: the kernel's profiled time; the others: "
+           "wall time from enqueue to completion); host: end to end from host memory, transfers "
+           "included\n",
            o->reps);
     printf("# GB/s counts A (n*n), B and X (n*nrhs) and info once; %% of the copy kernel's bandwidth\n");
-    printf("%-4s %-5s %9s %-14s %5s %10s %12s %8s %6s %12s %12s %8s %9s\n", "prec", "n", "batch",
-           "mapping", "n*", "device ms", "systems/s", "GB/s", "%bw", "host sys/s", "LAPACK sys/s",
-           "vs LAPACK", "max res");
+    printf("# LAPACK (OpenMP, %d threads): ldlt vs ?potrf+?potrs, hpcr and auto vs ?sysv, eigen vs "
+           "?syevd + V diag(1/lambda) V^T b\n",
+           omp_get_max_threads());
+    printf("%-4s %-5s %9s %-6s %-14s %5s %10s %12s %8s %6s %12s %12s %8s %9s\n", "prec", "n", "batch",
+           "method", "mapping", "n*", "device ms", "systems/s", "GB/s", "%bw", "host sys/s",
+           "LAPACK sys/s", "vs LAPACK", "max res");
     for (int pi = 0; pi < 2; ++pi) {
         int dbl = pi;
         if ((o->precision == 0 && dbl) || (o->precision == 1 && !dbl))
@@ -567,76 +634,307 @@ static int cmd_bench_sysv(options *o)
             const size_t batch = o->batch ? o->batch : default_batch(&dev, n);
             const size_t es = dbl ? 8 : 4, nn = (size_t)n * n, nb = (size_t)n * nrhs;
             void *A = malloc(batch * nn * es), *B = malloc(batch * nb * es), *X = malloc(batch * nb * es);
-            int *info = malloc(batch * sizeof *info);
+            int *info = malloc(batch * sizeof *info), *path = malloc(batch * sizeof *path);
             make_batch(n, nrhs, batch, dbl, 7 + (uint64_t)n, A, B);
-            double lapack = o->lapack ? lapack_rate(n, nrhs, batch, dbl, A, B) : 0;
             dev_arrays d = {0};
             int resident = upload(ctx, n, nrhs, batch, dbl, A, B, &d) == 0;
-            struct {
-                const char *name;
-                bcl_mapping m;
-                int nstar;
-            } variants[] = {{"auto", BCL_MAPPING_AUTO, 0},
-                            {"simd", BCL_MAPPING_SIMD, 0},
-                            {"collab", BCL_MAPPING_COLLABORATIVE, 0},
-                            {"hybrid", BCL_MAPPING_HYBRID, (n + 1) / 2},
-                            {"hybrid", BCL_MAPPING_HYBRID, (n + 3) / 4},
-                            {"hybrid", BCL_MAPPING_HYBRID, (n + 7) / 8}};
-            for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
-                if (!wants(o->mappings, variants[v].name))
+            for (size_t mi = 0; mi < sizeof methods / sizeof methods[0]; ++mi) {
+                const bcl_method method = methods[mi].m;
+                if (!wants(o->methods, methods[mi].name))
                     continue;
-                if (v >= 4 && (variants[v].nstar == variants[v - 1].nstar || n < 4 * (int)v - 8))
-                    continue;
-                bcl_params p = {0};
-                p.mapping = variants[v].m;
-                p.work_items_per_problem = variants[v].nstar;
-                p.problems_per_group = o->ppg;
-                bcl_set_params(ctx, v ? &p : NULL);
-                double dev_s = 0, host_s = 0;
-                bcl_status st = resident ? device_time(ctx, n, nrhs, batch, dbl, &d, o->reps, &dev_s)
-                                         : BCL_OUT_OF_MEMORY;
-                double t0 = now();
-                bcl_status sh = dbl ? bcl_dsysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info)
-                                    : bcl_ssysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info);
-                host_s = now() - t0;
-                /* what ran: the mapping and work-items per problem the library chose */
-                char label[32] = "?", nstar[16] = "?";
-                const char *ran = strstr(bcl_last_kernel(ctx), "; mapping ");
-                int items = 0;
-                if (ran && sscanf(ran, "; mapping %31[^,], %d work-items", label, &items) == 2)
-                    snprintf(nstar, sizeof nstar, "%d", items);
-                if (v == 0)
-                    snprintf(label + strlen(label), sizeof label - strlen(label), "(auto)");
-                if (sh != BCL_SUCCESS && sh != BCL_NUMERICAL_FAILURE) {
-                    printf("%-4s %-5d %9zu %-14s %5s  %s\n", dbl ? "d" : "s", n, batch,
-                           variants[v].name, "-", bcl_status_string(sh));
-                    continue;
+                double lapack = o->lapack ? lapack_rate(method, n, nrhs, batch, dbl, A, B) : 0;
+                struct {
+                    const char *name;
+                    bcl_mapping m;
+                    int nstar;
+                } variants[] = {{"auto", BCL_MAPPING_AUTO, 0},
+                                {"simd", BCL_MAPPING_SIMD, 0},
+                                {"collab", BCL_MAPPING_COLLABORATIVE, 0},
+                                {"hybrid", BCL_MAPPING_HYBRID, (n + 1) / 2},
+                                {"hybrid", BCL_MAPPING_HYBRID, (n + 3) / 4},
+                                {"hybrid", BCL_MAPPING_HYBRID, (n + 7) / 8}};
+                /* the mapping variants are LDL^T's; the other methods run with the table's choices */
+                const size_t nvar = method == BCL_LDLT ? sizeof variants / sizeof variants[0] : 1;
+                for (size_t v = 0; v < nvar; ++v) {
+                    if (method == BCL_LDLT && !wants(o->mappings, variants[v].name))
+                        continue;
+                    if (v >= 4 && (variants[v].nstar == variants[v - 1].nstar || n < 4 * (int)v - 8))
+                        continue;
+                    bcl_params p = {0};
+                    p.mapping = variants[v].m;
+                    p.work_items_per_problem = variants[v].nstar;
+                    p.problems_per_group = o->ppg;
+                    bcl_set_params(ctx, v ? &p : NULL);
+                    double dev_s = 0, host_s = 0;
+                    bcl_status st = resident ? device_time(ctx, method, n, nrhs, batch, dbl, &d, o->reps, &dev_s)
+                                             : BCL_OUT_OF_MEMORY;
+                    double t0 = now();
+                    bcl_status sh = dbl ? bcl_dsysvx(ctx, method, n, nrhs, batch, A, B, X, info, NULL, path)
+                                        : bcl_ssysvx(ctx, method, n, nrhs, batch, A, B, X, info, NULL, path);
+                    host_s = now() - t0;
+                    /* what ran: the mapping and work-items per problem the library chose */
+                    char label[40] = "-", nstar[16] = "-";
+                    if (method == BCL_LDLT) {
+                        const char *ran = strstr(bcl_last_kernel(ctx), "; mapping ");
+                        int items = 0;
+                        if (ran && sscanf(ran, "; mapping %31[^,], %d work-items", label, &items) == 2)
+                            snprintf(nstar, sizeof nstar, "%d", items);
+                        if (v == 0)
+                            snprintf(label + strlen(label), sizeof label - strlen(label), "(auto)");
+                    } else if (method == BCL_AUTO && sh != BCL_INVALID_ARGUMENT) {
+                        size_t eig = 0;
+                        for (size_t k = 0; k < batch; ++k)
+                            eig += path[k] == BCL_EIGEN;
+                        snprintf(label, sizeof label, "%.3g%% eigen", 100.0 * (double)eig / (double)batch);
+                    }
+                    if (sh != BCL_SUCCESS && sh != BCL_NUMERICAL_FAILURE) {
+                        printf("%-4s %-5d %9zu %-6s %-14s %5s  %s: %s\n", dbl ? "d" : "s", n, batch,
+                               methods[mi].name, variants[v].name, "-", bcl_status_string(sh),
+                               bcl_last_error(ctx));
+                        continue;
+                    }
+                    /* the eigen-solve's info counts discarded eigenvalues: its residual is over all */
+                    double res = max_residual(n, nrhs, batch, dbl, A, B, X, method == BCL_EIGEN ? NULL : info);
+                    double bytes = (double)batch * ((double)(nn + 2 * nb) * es + 4);
+                    char devms[16] = "-", rate[16] = "-", gbs[16] = "-", pbw[16] = "-";
+                    if (st == BCL_SUCCESS) {
+                        snprintf(devms, sizeof devms, "%.3f", dev_s * 1e3);
+                        snprintf(rate, sizeof rate, "%.4g", batch / dev_s);
+                        snprintf(gbs, sizeof gbs, "%.1f", bytes / dev_s * 1e-9);
+                        snprintf(pbw, sizeof pbw, "%.1f", bw > 0 ? 100 * bytes / dev_s / bw : 0);
+                    }
+                    printf("%-4s %-5d %9zu %-6s %-14s %5s %10s %12s %8s %6s %12.4g %12.4g %8.2f %9.3g\n",
+                           dbl ? "d" : "s", n, batch, methods[mi].name, label, nstar, devms, rate, gbs,
+                           pbw, batch / host_s, lapack, lapack > 0 ? (batch / host_s) / lapack : 0, res);
+                    fflush(stdout);
                 }
-                double res = max_residual(n, nrhs, batch, dbl, A, B, X, info);
-                double bytes = (double)batch * ((double)(nn + 2 * nb) * es + 4);
-                if (st == BCL_SUCCESS)
-                    printf("%-4s %-5d %9zu %-14s %5s %10.3f %12.4g %8.1f %6.1f %12.4g %12.4g %8.2f %9.3g\n",
-                           dbl ? "d" : "s", n, batch, label, nstar, dev_s * 1e3, batch / dev_s,
-                           bytes / dev_s * 1e-9, bw > 0 ? 100 * bytes / dev_s / bw : 0, batch / host_s,
-                           lapack, lapack > 0 ? (batch / host_s) / lapack : 0, res);
-                else
-                    printf("%-4s %-5d %9zu %-14s %5s %10s %12s %8s %6s %12.4g %12.4g %8.2f %9.3g\n",
-                           dbl ? "d" : "s", n, batch, label, nstar, "-", "-", "-", "-", batch / host_s,
-                           lapack, lapack > 0 ? (batch / host_s) / lapack : 0, res);
-                fflush(stdout);
+                bcl_set_params(ctx, NULL);
             }
-            bcl_set_params(ctx, NULL);
             release(&d);
             free(A);
             free(B);
             free(X);
             free(info);
+            free(path);
         }
     }
     bcl_destroy(ctx);
     return 0;
 }
 
+/* ---- symmetric eigendecomposition benchmark ---- */
+
+/* Random symmetric matrices, entries uniform in [-1, 1), each problem from its own stream. */
+static void make_symmetric(int n, size_t batch, int dbl, uint64_t seed, void *A)
+{
+    const size_t nn = (size_t)n * n;
+#pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < batch; ++k) {
+        mg_rng r;
+        mg_seed(&r, seed ^ (0x9e3779b97f4a7c15ULL * (k + 1)));
+        for (int j = 0; j < n; ++j)
+            for (int i = j; i < n; ++i) {
+                const double v = 2 * mg_uniform(&r) - 1;
+                const size_t ij = k * nn + (size_t)i + (size_t)j * n, ji = k * nn + (size_t)j + (size_t)i * n;
+                if (dbl)
+                    ((double *)A)[ij] = ((double *)A)[ji] = v;
+                else
+                    ((float *)A)[ij] = ((float *)A)[ji] = (float)v;
+            }
+    }
+}
+
+/* LAPACK ?syevd (eigenvalues and vectors) looped with OpenMP, one problem per thread. */
+static double lapack_syevd_rate(int n, size_t batch, int dbl, const void *A)
+{
+    openblas_set_num_threads(1);
+    const size_t es = dbl ? 8 : 4, nn = (size_t)n * n;
+    const size_t count = batch < ((size_t)1 << 15) ? batch : ((size_t)1 << 15);
+    const int lwork = 1 + 6 * n + 2 * n * n, liwork = 3 + 5 * n;
+    double t0 = now();
+#pragma omp parallel
+    {
+        char *a = malloc(nn * es), *w = malloc((size_t)n * es), *work = malloc((size_t)lwork * es);
+        int *iwork = malloc(sizeof *iwork * (size_t)liwork);
+#pragma omp for schedule(static)
+        for (size_t k = 0; k < count; ++k) {
+            memcpy(a, (const char *)A + k * nn * es, nn * es);
+            if (dbl)
+                LAPACKE_dsyevd_work(LAPACK_COL_MAJOR, 'V', 'L', n, (double *)a, n, (double *)w,
+                                    (double *)work, lwork, iwork, liwork);
+            else
+                LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', 'L', n, (float *)a, n, (float *)w,
+                                    (float *)work, lwork, iwork, liwork);
+        }
+        free(a);
+        free(w);
+        free(work);
+        free(iwork);
+    }
+    return (double)count / (now() - t0);
+}
+
+/* On up to 256 problems spread over the batch: the largest ||A V - V diag(W)||_max / (||A||_1 n eps),
+ * ||V^T V - I||_max / (n eps) and |W - W_lapack| / (||A||_1 n eps), W_lapack from dsyevd in double. */
+static void syevd_check(int n, size_t batch, int dbl, const void *A, const void *W, const void *V,
+                        double *res, double *orth, double *eig)
+{
+    const double eps = dbl ? 0x1p-53 : 0x1p-24;
+    const size_t nn = (size_t)n * n, stride = batch > 256 ? batch / 256 : 1;
+    double wr = 0, wo = 0, we = 0;
+#pragma omp parallel for reduction(max : wr, wo, we) schedule(dynamic)
+    for (size_t k = 0; k < batch; k += stride) {
+        double *a = malloc(sizeof *a * nn), *w = malloc(sizeof *w * (size_t)n);
+        double anorm = 0;
+        for (int j = 0; j < n; ++j) {
+            double c = 0;
+            for (int i = 0; i < n; ++i) {
+                a[i + (size_t)j * n] = elem(A, dbl, k * nn + i + (size_t)j * n);
+                c += fabs(a[i + (size_t)j * n]);
+            }
+            anorm = fmax(anorm, c);
+        }
+        anorm = anorm > 0 ? anorm : 1;
+        for (int j = 0; j < n; ++j) {
+            const double lj = elem(W, dbl, k * (size_t)n + j);
+            for (int i = 0; i < n; ++i) {
+                double r = -lj * elem(V, dbl, k * nn + i + (size_t)j * n), o = i == j ? -1 : 0;
+                for (int l = 0; l < n; ++l) {
+                    r += a[i + (size_t)l * n] * elem(V, dbl, k * nn + l + (size_t)j * n);
+                    o += elem(V, dbl, k * nn + l + (size_t)i * n) * elem(V, dbl, k * nn + l + (size_t)j * n);
+                }
+                const double rr = fabs(r) / (anorm * n * eps), oo = fabs(o) / (n * eps);
+                wr = rr > wr || rr != rr ? rr : wr;
+                wo = oo > wo || oo != oo ? oo : wo;
+            }
+        }
+        double *work = malloc(sizeof *work * (size_t)(3 * n + 1));
+        LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'N', 'L', n, a, n, w, work, 3 * n + 1);
+        free(work);
+        for (int j = 0; j < n; ++j) {
+            const double d = fabs(elem(W, dbl, k * (size_t)n + j) - w[j]) / (anorm * n * eps);
+            we = d > we || d != d ? d : we;
+        }
+        free(a);
+        free(w);
+    }
+    *res = wr;
+    *orth = wo;
+    *eig = we;
+}
+
+static int cmd_bench_syevd(options *o)
+{
+    bcl_device_info dev;
+    bcl_context *ctx = open_context(o, &dev);
+    if (!o->n_count) {
+        const int def[] = {8, 16, 32, 64};
+        for (int i = 0; i < 4; ++i)
+            o->n_list[o->n_count++] = def[i];
+    }
+    printf("# bench syevd (Householder sytrd + divide and conquer stedc + back-transformation) on %s, "
+           "driver %s\n",
+           dev.name, dev.driver_version);
+    printf("# device: device-resident data, wall time from enqueue to completion (median of %d); host: "
+           "end to end from host memory, transfers included; LAPACK ?syevd with OpenMP on %d threads\n",
+           o->reps, omp_get_max_threads());
+    printf("# checks on <= 256 problems: res = ||AV - VW||/(||A|| n eps), orth = ||V^T V - I||/(n eps), "
+           "eig = |W - W_dsyev|/(||A|| n eps)\n");
+    printf("%-4s %-4s %9s %10s %12s %12s %12s %8s %8s %8s %8s %7s\n", "prec", "n", "batch", "device ms",
+           "matrices/s", "host mat/s", "LAPACK mat/s", "vs LAPACK", "res", "orth", "eig", "failed");
+    int all_ok = 1;
+    for (int pi = 0; pi < 2; ++pi) {
+        const int dbl = pi;
+        if ((o->precision == 0 && dbl) || (o->precision == 1 && !dbl))
+            continue;
+        for (int ni = 0; ni < o->n_count; ++ni) {
+            const int n = o->n_list[ni];
+            if (n > bcl_syevd_max_n(ctx, dbl)) {
+                printf("%-4s %-4d  beyond this device's largest n (%d)\n", dbl ? "d" : "s", n,
+                       bcl_syevd_max_n(ctx, dbl));
+                continue;
+            }
+            const size_t batch = o->batch ? o->batch : dev.is_gpu ? (size_t)262144 : (size_t)4096;
+            const size_t es = dbl ? 8 : 4, nn = (size_t)n * n;
+            void *A = malloc(batch * nn * es), *V = malloc(batch * nn * es), *W = malloc(batch * (size_t)n * es);
+            int *info = malloc(batch * sizeof *info);
+            if (!A || !V || !W || !info) {
+                fprintf(stderr, "batchcl: out of host memory for %zu problems\n", batch);
+                return 2;
+            }
+            make_symmetric(n, batch, dbl, 11 + (uint64_t)n, A);
+            double lapack = o->lapack ? lapack_syevd_rate(n, batch, dbl, A) : 0;
+
+            /* device-resident: A in, W, V, info out */
+            cl_context c = bcl_cl_context(ctx);
+            cl_int e1, e2, e3, e4;
+            cl_mem dA = clCreateBuffer(c, CL_MEM_READ_ONLY, batch * nn * es, NULL, &e1);
+            cl_mem dV = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * nn * es, NULL, &e2);
+            cl_mem dW = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * (size_t)n * es, NULL, &e3);
+            cl_mem dI = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e4);
+            double dev_s = -1;
+            if (!e1 && !e2 && !e3 && !e4 &&
+                clEnqueueWriteBuffer(bcl_cl_queue(ctx), dA, CL_TRUE, 0, batch * nn * es, A, 0, NULL, NULL) == CL_SUCCESS) {
+                double *t = malloc(sizeof *t * (size_t)(o->reps + 1));
+                bcl_status s = BCL_SUCCESS;
+                for (int r = 0; r <= o->reps && s == BCL_SUCCESS; ++r) { /* the first builds */
+                    cl_event ev = NULL;
+                    clFinish(bcl_cl_queue(ctx));
+                    const double t0 = now();
+                    s = dbl ? bcl_dsyevd_cl(ctx, n, batch, BCL_LAYOUT_CONTIGUOUS, dA, 0, dW, 0, dV, 0, dI, 0, 0, NULL, &ev)
+                            : bcl_ssyevd_cl(ctx, n, batch, BCL_LAYOUT_CONTIGUOUS, dA, 0, dW, 0, dV, 0, dI, 0, 0, NULL, &ev);
+                    if (s == BCL_SUCCESS) { /* several kernels: wall time from enqueue to end */
+                        clWaitForEvents(1, &ev);
+                        t[r] = now() - t0;
+                        clReleaseEvent(ev);
+                    }
+                }
+                if (s == BCL_SUCCESS)
+                    dev_s = median(t + 1, o->reps);
+                else
+                    printf("# device-resident syevd: %s: %s\n", bcl_status_string(s), bcl_last_error(ctx));
+                free(t);
+            }
+            if (dA) clReleaseMemObject(dA);
+            if (dV) clReleaseMemObject(dV);
+            if (dW) clReleaseMemObject(dW);
+            if (dI) clReleaseMemObject(dI);
+
+            double t0 = now();
+            bcl_status sh = dbl ? bcl_dsyevd(ctx, n, batch, A, W, V, info)
+                                : bcl_ssyevd(ctx, n, batch, A, W, V, info);
+            const double host_s = now() - t0;
+            if (sh != BCL_SUCCESS && sh != BCL_NUMERICAL_FAILURE) {
+                printf("%-4s %-4d %9zu  %s: %s\n", dbl ? "d" : "s", n, batch, bcl_status_string(sh),
+                       bcl_last_error(ctx));
+                all_ok = 0;
+            } else {
+                size_t failed = 0;
+                for (size_t k = 0; k < batch; ++k)
+                    failed += info[k] != 0;
+                double res, orth, eig;
+                syevd_check(n, batch, dbl, A, W, V, &res, &orth, &eig);
+                all_ok &= failed == 0 && res < 30 && orth < 30 && eig < 30;
+                char devms[16] = "-", rate[16] = "-";
+                if (dev_s > 0) {
+                    snprintf(devms, sizeof devms, "%.3f", dev_s * 1e3);
+                    snprintf(rate, sizeof rate, "%.4g", batch / dev_s);
+                }
+                printf("%-4s %-4d %9zu %10s %12s %12.4g %12.4g %8.2f %8.3g %8.3g %8.3g %7zu\n",
+                       dbl ? "d" : "s", n, batch, devms, rate, batch / host_s, lapack,
+                       lapack > 0 ? (batch / host_s) / lapack : 0, res, orth, eig, failed);
+            }
+            fflush(stdout);
+            free(A);
+            free(V);
+            free(W);
+            free(info);
+        }
+    }
+    printf("# verification (res, orth, eig < 30, no failures): %s\n", all_ok ? "PASS" : "FAIL");
+    bcl_destroy(ctx);
+    return all_ok ? 0 : 1;
+}
 
 /* ---- tridiagonal benchmark ---- */
 
@@ -1039,6 +1337,10 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "bench") && argc >= 3 && (!strcmp(argv[2], "gtsv") || !strcmp(argv[2], "ptsv"))) {
         options o = parse(argc, argv, 3);
         return cmd_bench_tridiag(&o, argv[2][0] == 'p');
+    }
+    if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "syevd")) {
+        options o = parse(argc, argv, 3);
+        return cmd_bench_syevd(&o);
     }
     if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "pcyclic")) {
         options o = parse(argc, argv, 3);
