@@ -499,6 +499,9 @@ static int cmd_info(const options *o)
     printf("  extensions: %s\n", ext);
     printf("  LDL^T sizes up to n = %d (float), %d (double)\n", bcl_ldlt_max_n(ctx, 0),
            bcl_ldlt_max_n(ctx, 1));
+    printf("  eigen routines (sytrd, stedc, syevd, HOUSEHOLDER_PCR, EIGEN, AUTO) up to n = %d (float), "
+           "%d (double)\n",
+           bcl_syevd_max_n(ctx, 0), bcl_syevd_max_n(ctx, 1));
     bcl_destroy(ctx);
     return 0;
 }
