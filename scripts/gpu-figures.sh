@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Reproduce the README's GPU figures on a machine with a GPU driver but without the project's
+# Debian packages (the lent H100): build from .deps/ (scripts/device-env.sh), print the device,
+# run the GPU test subset and the benchmarks. Each part writes its own log into OUT_DIR (default
+# ./gpu-figures) as it goes, so a run cut short still leaves what it measured.
+#   bash scripts/gpu-figures.sh [OUT_DIR] [PART...]     parts: tests sysv syevd cva geev pcyclic pde
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-gpu-figures}
+shift || true
+parts=${*:-"sysv syevd cva geev pcyclic pde tests"}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+log=$out/figures.log  # every benchmark's output, in order (few files: the lent machine returns 8)
+source scripts/device-env.sh
+start=$(date +%s)
+stamp() { echo "[$(($(date +%s) - start)) s] $*" | tee -a "$log"; }
+
+stamp build
+# shellcheck disable=SC2086
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release $BATCHCL_CMAKE_ARGS >/tmp/gpu-build.log 2>&1 &&
+    cmake --build build-gpu -j "$(nproc)" >>/tmp/gpu-build.log 2>&1 || { tail -30 /tmp/gpu-build.log | tee -a "$log"; exit 1; }
+grep -i "batchcl:" /tmp/gpu-build.log >>"$log"
+cd build-gpu
+export BATCHCL_CACHE_DIR=$PWD/kernel-cache BATCHCL_DEVICE=gpu
+./batchcl info 2>&1 | grep -v extensions >>"$log"
+for part in $parts; do
+    stamp "$part"
+    case $part in
+    tests) # the library's tests on the GPU (the grids are the CI's quick ones: the full grids run on PoCL)
+        BATCHCL_TEST_DEVICE=gpu BATCHCL_TEST_QUICK=1 ctest -j 4 --timeout 300 -E "install|hubbard" \
+            --output-on-failure >"$out/tests.log" 2>&1
+        grep -E "tests passed|Failed|\*\*\*|Total Test" "$out/tests.log" >>"$log" ;;
+    sysv)
+        { ./batchcl bench sysv --n 32 --batch 1048576 --method ldlt,hpcr,auto --mapping auto --reps 5
+          ./batchcl bench sysv --n 64 --batch 262144 --method ldlt,hpcr,eigen,auto --mapping auto --reps 5
+        } >>"$log" 2>&1 ;;
+    syevd)
+        ./batchcl bench syevd --n 8,16,32,64 --batch 262144 --reps 5 >>"$log" 2>&1 ;;
+    cva)
+        ./cva_regression --png "$out/cva_condition.png" >>"$log" 2>&1 ;;
+    geev)
+        if [ -x ./pole_sweep ]; then
+            mkdir -p /tmp/pole_sweep
+            { ./batchcl bench geev; ./pole_sweep --out /tmp/pole_sweep; } >>"$log" 2>&1
+        fi ;;
+    pcyclic)
+        { ./batchcl bench pcyclic; ./hubbard_greens; } >>"$log" 2>&1 ;;
+    pde)
+        if [ -x ./pde_pricer ]; then
+            ./pde_pricer --bench >>"$log" 2>&1
+        fi ;;
+    esac
+done
+stamp done
