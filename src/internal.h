@@ -43,6 +43,14 @@ typedef struct {
     size_t pin_bytes[BCL_MAX_STREAMS];
 } bcl_slot;
 
+/* A command whose device time is reported by bcl_last_step_times. */
+typedef struct {
+    const char *name; /* a string literal */
+    cl_event event;
+} bcl_step_event;
+
+#define BCL_SCRATCH_ARRAYS 4
+
 struct bcl_context {
     cl_platform_id platform;
     cl_device_id device;
@@ -62,6 +70,13 @@ struct bcl_context {
     int staging;        /* stage pageable host memory through pinned buffers */
     int zero_copy;      /* wrap host arrays instead of copying (devices sharing host memory) */
     char last_kernel[512];
+    /* device-only working arrays of the routines, per pipeline slot (queue) */
+    cl_mem scratch[BCL_MAX_QUEUES][BCL_SCRATCH_ARRAYS];
+    size_t scratch_bytes[BCL_MAX_QUEUES][BCL_SCRATCH_ARRAYS];
+    /* commands of the last call that records its steps */
+    bcl_step_event *steps;
+    int nsteps, steps_cap;
+    int recording; /* the pipeline records its transfers */
 };
 
 /* Record an explanation for ctx (or for the thread when ctx is NULL) and return status. */
@@ -86,6 +101,7 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 
 typedef enum {
     BCL_ROUTINE_LDLT = 0,
+    BCL_ROUTINE_GEEV,
     BCL_ROUTINE_COUNT
 } bcl_routine;
 
@@ -117,6 +133,8 @@ typedef struct {
     bcl_stream_in in[BCL_MAX_STREAMS];
     bcl_stream_out out[BCL_MAX_STREAMS];
     size_t batch;
+    size_t scratch_bytes;   /* device-only working memory per problem (in the chunk budget) */
+    size_t scratch_largest; /* the largest single scratch array per problem */
     size_t chunk;   /* problems per chunk; 0 = from device memory */
     int queues;     /* 0 = all of the context's */
     bcl_enqueue_fn enqueue;
@@ -138,5 +156,18 @@ int bcl_overlaps(const void *a, size_t alen, const void *b, size_t blen);
 
 /* Release cached slot buffers etc. */
 void bcl_pipeline_release(bcl_context *ctx);
+
+/* Pipeline slot (0 .. nqueues-1) of one of the context's queues. */
+int bcl_queue_slot(const bcl_context *ctx, cl_command_queue q);
+
+/* Scratch array `idx` of slot `slot`, at least `bytes` long, kept between calls. */
+bcl_status bcl_scratch(bcl_context *ctx, int slot, int idx, size_t bytes, cl_mem *out);
+
+/* ---- step timing (bcl_last_step_times) ---- */
+
+/* Forget the recorded commands and start recording (on = 1) or stop (on = 0). */
+void bcl_steps_reset(bcl_context *ctx, int on);
+/* Record a command under `name` (a string literal); the event is retained. */
+void bcl_step_record(bcl_context *ctx, const char *name, cl_event event);
 
 #endif

@@ -56,8 +56,43 @@ static void release_slot(bcl_context *ctx, bcl_slot *s)
 
 void bcl_pipeline_release(bcl_context *ctx)
 {
-    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
+    for (int q = 0; q < BCL_MAX_QUEUES; ++q) {
         release_slot(ctx, &ctx->slot[q]);
+        for (int i = 0; i < BCL_SCRATCH_ARRAYS; ++i) {
+            if (ctx->scratch[q][i])
+                clReleaseMemObject(ctx->scratch[q][i]);
+            ctx->scratch[q][i] = NULL;
+            ctx->scratch_bytes[q][i] = 0;
+        }
+    }
+}
+
+int bcl_queue_slot(const bcl_context *ctx, cl_command_queue q)
+{
+    for (int i = 0; i < ctx->nqueues; ++i)
+        if (ctx->queue[i] == q)
+            return i;
+    return 0;
+}
+
+bcl_status bcl_scratch(bcl_context *ctx, int slot, int idx, size_t bytes, cl_mem *out)
+{
+    if (bytes == 0)
+        bytes = 1;
+    if (ctx->scratch_bytes[slot][idx] < bytes) {
+        /* commands still using the old buffer keep it alive until they finish */
+        if (ctx->scratch[slot][idx])
+            clReleaseMemObject(ctx->scratch[slot][idx]);
+        cl_int err;
+        ctx->scratch[slot][idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+        ctx->scratch_bytes[slot][idx] = err == CL_SUCCESS ? bytes : 0;
+        if (err != CL_SUCCESS) {
+            ctx->scratch[slot][idx] = NULL;
+            return bcl_cl_fail(ctx, err, "allocating a device scratch buffer");
+        }
+    }
+    *out = ctx->scratch[slot][idx];
+    return BCL_SUCCESS;
 }
 
 /* Slot buffer `idx` (inputs first, then outputs) of at least `bytes`. */
@@ -206,9 +241,15 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
                 memcpy(s->pin_ptr[i], src, len);
                 src = s->pin_ptr[i];
             }
-            cl_int err = clEnqueueWriteBuffer(q, s->dev[i], CL_FALSE, 0, len, src, 0, NULL, NULL);
+            cl_event ev = NULL;
+            cl_int err = clEnqueueWriteBuffer(q, s->dev[i], CL_FALSE, 0, len, src, 0, NULL,
+                                              ctx->recording ? &ev : NULL);
             if (err != CL_SUCCESS)
                 status = bcl_cl_fail(ctx, err, "clEnqueueWriteBuffer of a chunk");
+            if (ev) {
+                bcl_step_record(ctx, "transfer in", ev);
+                clReleaseEvent(ev);
+            }
             in[i] = s->dev[i];
         }
         for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
@@ -228,10 +269,16 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
             const size_t len = count * job->out[o].bytes;
             void *dst = f->staged_out[o] ? s->pin_ptr[job->n_in + o]
                                          : (char *)job->out[o].host + first * job->out[o].bytes;
+            const int last = o == job->n_out - 1;
+            cl_event ev = NULL;
             cl_int err = clEnqueueReadBuffer(q, out[o], CL_FALSE, 0, len, dst, 0, NULL,
-                                             o == job->n_out - 1 ? &f->done : NULL);
+                                             last ? &f->done : ctx->recording ? &ev : NULL);
             if (err != CL_SUCCESS)
                 status = bcl_cl_fail(ctx, err, "clEnqueueReadBuffer of a chunk");
+            if (err == CL_SUCCESS && ctx->recording)
+                bcl_step_record(ctx, "transfer out", last ? f->done : ev);
+            if (ev)
+                clReleaseEvent(ev);
         }
         f->first = first;
         f->count = count;
@@ -259,6 +306,8 @@ bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job)
         per += job->out[o].bytes;
         largest = job->out[o].bytes > largest ? job->out[o].bytes : largest;
     }
+    per += job->scratch_bytes;
+    largest = job->scratch_largest > largest ? job->scratch_largest : largest;
     const int unified = ctx->zero_copy;
     int slots = job->queues > 0 ? job->queues : ctx->nqueues;
     if (slots > ctx->nqueues)
