@@ -1,6 +1,7 @@
 /* batchcl: the library's command — device information, the main job (a large verified batch
  * solve) and the benchmarks, each compared with LAPACK on the same machine in the same run. */
 #include "batchcl.h"
+#include "hostutil.h"
 #include "matgen.h"
 
 #include <lapacke.h>
@@ -12,25 +13,6 @@
 #include <time.h>
 
 void openblas_set_num_threads(int n); /* OpenBLAS: one thread per call inside our OpenMP loops */
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void die(bcl_context *ctx, bcl_status s, const char *what)
 {
@@ -51,6 +33,9 @@ typedef struct {
     int lapack;
     int verify;
     int ppg; /* problems per work-group for the forced variants; 0 = table */
+    size_t chunks[32]; /* bench geev: host-memory chunk sizes */
+    int chunk_count;
+    int vectors; /* bench geev: also the eigenvectors */
 } options;
 
 static void parse_list(const char *s, options *o)
@@ -78,6 +63,9 @@ static void usage(void)
          "  solve                     the main job: solve a large batch of SPD systems (LDL^T),\n"
          "                            verify every residual against the matrices, time it\n"
          "  bench sysv                LDL^T solve per n and mapping, vs LAPACK spotrf+spotrs\n"
+         "  bench geev                eigenvalues of non-symmetric matrices (Tokura et al. 2017,\n"
+         "                            Tables 1, 2, 4): steps per mapping, transfers, chunk sweep,\n"
+         "                            vs LAPACK dgeev sequential and with OpenMP; double precision\n"
          "options:\n"
          "  --device SPEC             gpu, cpu, P:D or a name substring (default: BATCHCL_DEVICE,\n"
          "                            else the first GPU, else the first CPU)\n"
@@ -88,7 +76,13 @@ static void usage(void)
          "  --mapping LIST            bench: all or some of auto,simd,collab,hybrid (default all)\n"
          "  --reps R                  timed repetitions, the median is reported (default 5)\n"
          "  --ppg P                   bench: problems per work-group of the forced variants\n"
-         "  --no-lapack               skip the LAPACK baseline");
+         "  --no-lapack               skip the LAPACK baseline\n"
+         "bench geev:\n"
+         "  --n LIST                  default 5,10,15,20,25,30\n"
+         "  --batch N                 default 500000 on GPUs, 20000 on CPUs\n"
+         "  --mapping auto|all        the table's choice only, or every SWB/MWB mapping and p\n"
+         "  --chunks LIST             chunk sizes of the host-memory sweep (default 1024 to 262144)\n"
+         "  --vectors                 also compute and time the eigenvectors");
 }
 
 static options parse(int argc, char **argv, int first)
@@ -122,6 +116,21 @@ static options parse(int argc, char **argv, int first)
             o.precision = !strcmp(v, "d") ? 1 : !strcmp(v, "both") ? 2 : 0;
         } else if (!strcmp(a, "--no-lapack"))
             o.lapack = 0;
+        else if (!strcmp(a, "--vectors"))
+            o.vectors = 1;
+        else if (!strcmp(a, "--chunks") && v) {
+            ++i;
+            o.chunk_count = 0;
+            for (const char *c = v; *c && o.chunk_count < 32;) {
+                char *end;
+                const unsigned long long k = strtoull(c, &end, 10);
+                if (end == c)
+                    break;
+                if (k > 0)
+                    o.chunks[o.chunk_count++] = (size_t)k;
+                c = *end == ',' ? end + 1 : end;
+            }
+        }
         else {
             fprintf(stderr, "batchcl: unknown option %s\n", a);
             usage();
@@ -235,7 +244,7 @@ static double lapack_rate(int n, int nrhs, size_t batch, int dbl, const void *A,
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     const size_t nn = (size_t)n * n, nb = (size_t)n * nrhs;
     const size_t count = batch < ((size_t)1 << 18) ? batch : ((size_t)1 << 18);
-    double t0 = now();
+    double t0 = hu_now();
 #pragma omp parallel
     {
         char *a = malloc(nn * es), *x = malloc(nb * es);
@@ -254,63 +263,7 @@ static double lapack_rate(int n, int nrhs, size_t batch, int dbl, const void *A,
         free(a);
         free(x);
     }
-    return (double)count / (now() - t0);
-}
-
-/* ---- device bandwidth yardstick: a float4 copy kernel ---- */
-
-static const char *copy_source =
-    "__kernel void copy4(__global const float4 *a, __global float4 *b) {\n"
-    "  size_t i = get_global_id(0); b[i] = a[i]; }\n";
-
-static double copy_bandwidth(bcl_context *ctx)
-{
-    cl_context c = bcl_cl_context(ctx);
-    cl_device_id d = bcl_cl_device(ctx);
-    bcl_device_info info;
-    bcl_device_info_get(ctx, &info);
-    size_t bytes = (size_t)1 << 30;
-    if (bytes > info.max_alloc_bytes / 2)
-        bytes = (size_t)(info.max_alloc_bytes / 2);
-    bytes &= ~(size_t)4095;
-    cl_int err;
-    cl_program p = clCreateProgramWithSource(c, 1, &copy_source, NULL, &err);
-    if (err || clBuildProgram(p, 1, &d, "", NULL, NULL) != CL_SUCCESS)
-        return 0;
-    cl_kernel k = clCreateKernel(p, "copy4", &err);
-    cl_mem a = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    cl_command_queue q = clCreateCommandQueue(c, d, CL_QUEUE_PROFILING_ENABLE, &err);
-    float zero = 1.0f;
-    clEnqueueFillBuffer(q, a, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
-    clSetKernelArg(k, 0, sizeof a, &a);
-    clSetKernelArg(k, 1, sizeof b, &b);
-    size_t global = bytes / 16;
-    double t[7];
-    for (int r = 0; r < 7; ++r) {
-        cl_event ev;
-        clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &ev);
-        clWaitForEvents(1, &ev);
-        cl_ulong s, e;
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL);
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL);
-        t[r] = (double)(e - s) * 1e-9;
-        clReleaseEvent(ev);
-    }
-    clReleaseMemObject(a);
-    clReleaseMemObject(b);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    clReleaseCommandQueue(q);
-    return 2.0 * (double)bytes / median(t + 1, 6);
-}
-
-static double event_seconds(cl_event ev)
-{
-    cl_ulong s = 0, e = 0;
-    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL);
-    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL);
-    return (double)(e - s) * 1e-9;
+    return (double)count / (hu_now() - t0);
 }
 
 /* ---- device-resident run of the LDL^T solve: median kernel time over reps ---- */
@@ -358,12 +311,12 @@ static bcl_status device_time(bcl_context *ctx, int n, int nrhs, size_t batch, i
                                d->X, 0, d->info, 0, 0, NULL, &ev);
         if (s == BCL_SUCCESS) {
             clWaitForEvents(1, &ev);
-            t[r] = event_seconds(ev);
+            t[r] = hu_event_seconds(ev);
             clReleaseEvent(ev);
         }
     }
     if (s == BCL_SUCCESS)
-        *seconds = median(t + 1, reps);
+        *seconds = hu_median(t + 1, reps);
     free(t);
     return s;
 }
@@ -434,21 +387,21 @@ static int cmd_solve(options *o)
         fprintf(stderr, "batchcl: out of host memory for %zu problems\n", batch);
         return 2;
     }
-    double t0 = now();
+    double t0 = hu_now();
     make_batch(n, nrhs, batch, dbl, 2024, A, B);
-    printf("  generated the batch (randomized Xi_rho matrices, congruence-scaled) in %.2f s\n", now() - t0);
+    printf("  generated the batch (randomized Xi_rho matrices, congruence-scaled) in %.2f s\n", hu_now() - t0);
 
     /* host pointers, transfers included; the first call also builds the kernel */
-    t0 = now();
+    t0 = hu_now();
     s = dbl ? bcl_dsysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info)
             : bcl_ssysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info);
-    double first = now() - t0;
+    double first = hu_now() - t0;
     if (s != BCL_SUCCESS && s != BCL_NUMERICAL_FAILURE)
         die(ctx, s, "sysv");
-    t0 = now();
+    t0 = hu_now();
     s = dbl ? bcl_dsysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info)
             : bcl_ssysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info);
-    double host_s = now() - t0;
+    double host_s = hu_now() - t0;
     size_t failed = 0;
     for (size_t k = 0; k < batch; ++k)
         failed += info[k] != 0;
@@ -463,10 +416,10 @@ static int cmd_solve(options *o)
     if (Ap && Bp && Xp) {
         memcpy(Ap, A, batch * nn * es);
         memcpy(Bp, B, batch * nb * es);
-        t0 = now();
+        t0 = hu_now();
         s = dbl ? bcl_dsysv(ctx, BCL_LDLT, n, nrhs, batch, Ap, Bp, Xp, info)
                 : bcl_ssysv(ctx, BCL_LDLT, n, nrhs, batch, Ap, Bp, Xp, info);
-        double pinned_s = now() - t0;
+        double pinned_s = hu_now() - t0;
         if (s != BCL_SUCCESS && s != BCL_NUMERICAL_FAILURE)
             die(ctx, s, "sysv (pinned)");
         int same = memcmp(Xp, X, batch * nb * es) == 0;
@@ -522,7 +475,7 @@ static int cmd_bench_sysv(options *o)
         for (int i = 0; i < 7; ++i)
             o->n_list[o->n_count++] = def[i];
     }
-    double bw = copy_bandwidth(ctx);
+    double bw = hu_copy_bandwidth(ctx);
     printf("# bench sysv (LDL^T) on %s, driver %s; float4 copy kernel: %.1f GB/s\n", dev.name,
            dev.driver_version, bw * 1e-9);
     printf("# device: kernel time on device-resident data (median of %d); host: end to end from host "
@@ -569,10 +522,10 @@ static int cmd_bench_sysv(options *o)
                 double dev_s = 0, host_s = 0;
                 bcl_status st = resident ? device_time(ctx, n, nrhs, batch, dbl, &d, o->reps, &dev_s)
                                          : BCL_OUT_OF_MEMORY;
-                double t0 = now();
+                double t0 = hu_now();
                 bcl_status sh = dbl ? bcl_dsysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info)
                                     : bcl_ssysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info);
-                host_s = now() - t0;
+                host_s = hu_now() - t0;
                 /* what ran: the mapping and work-items per problem the library chose */
                 char label[32] = "?", nstar[16] = "?";
                 const char *ran = strstr(bcl_last_kernel(ctx), "; mapping ");
@@ -628,6 +581,26 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "sysv")) {
         options o = parse(argc, argv, 3);
         return cmd_bench_sysv(&o);
+    }
+    if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "geev")) {
+        options o = parse(argc, argv, 3);
+        bench_geev_options g;
+        memset(&g, 0, sizeof g);
+        g.device = o.device;
+        const int def[] = {5, 10, 15, 20, 25, 30};
+        for (int i = 0; i < (o.n_count ? o.n_count : 6); ++i)
+            g.n_list[g.n_count++] = o.n_count ? o.n_list[i] : def[i];
+        g.batch = o.batch;
+        g.dbl = 1;
+        g.reps = o.reps;
+        g.mappings = strcmp(o.mappings, "auto") == 0 ? "auto" : "all";
+        for (size_t k = 1024; k <= 262144 && !o.chunk_count; k *= 2)
+            g.chunks[g.chunk_count++] = k;
+        for (int i = 0; i < o.chunk_count; ++i)
+            g.chunks[g.chunk_count++] = o.chunks[i];
+        g.lapack = o.lapack;
+        g.vectors = o.vectors;
+        return bench_geev(&g);
     }
     fprintf(stderr, "batchcl: unknown command\n");
     usage();
