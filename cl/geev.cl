@@ -103,6 +103,49 @@ int packed_col(int q)
     return j;
 }
 
+/* ---- cooperative copies between a block of matrices in global memory (any arrangement) and
+ * their slots in local memory (slot p at p*lstride + base): consecutive work-items touch
+ * consecutive global addresses ---- */
+
+/* n-by-n arrays, stored in the slot with leading dimension lda; into = 1 loads, 0 stores. A
+ * store writes NaN for the matrices whose info is not 0 (when info is given). */
+void copy_square(__local real *lds, uint lstride, uint base, int lda, __global real *g,
+                 ulong goff, int lay, ulong stride, uint first, uint nprob, int n, int into,
+                 __global const int *info)
+{
+    const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
+    const uint nn = (uint)(n * n);
+    batch_walk w;
+    walk_init(&w, lay, nprob, nn, n, lid, lsz);
+    for (uint f = lid; f < nprob * nn; f += lsz, walk_next(&w)) {
+        const uint p = walk_p(&w), i = walk_i(&w), j = walk_j(&w);
+        __local real *l = lds + p * lstride + base + j * (uint)lda + i;
+        __global real *a = g + goff + layout_addr_ij(lay, first + p, i, j, n, stride);
+        if (into)
+            *l = *a;
+        else
+            *a = info && info[first + p] != 0 ? NAN : *l;
+    }
+}
+
+/* arrays of `per` elements, stored contiguously in the slot */
+void copy_flat(__local real *lds, uint lstride, uint base, __global real *g, ulong goff, int lay,
+               ulong stride, uint first, uint nprob, uint per, int n, int into)
+{
+    const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
+    batch_walk w;
+    walk_init(&w, lay, nprob, per, n, lid, lsz);
+    for (uint f = lid; f < nprob * per; f += lsz, walk_next(&w)) {
+        const uint p = walk_p(&w), e = walk_e(&w);
+        __local real *l = lds + p * lstride + base + e;
+        __global real *a = g + goff + layout_addr(lay, first + p, e, per, n, stride);
+        if (into)
+            *l = *a;
+        else
+            *a = *l;
+    }
+}
+
 /* ---- work-item geometry ---------------------------------------------------------------------- */
 
 /* Matrix slot m in the group and rank t among its P work-items; t = GEEV_IDLE for lanes that have
@@ -151,12 +194,11 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
     const int n = NSIZE(n_arg);
     int m, t, mpg;
     geometry(&m, &t, &mpg);
-    const int lid = (int)get_local_id(0), lsz = (int)get_local_size(0);
+    const int lid = (int)get_local_id(0);
     const uint first = (uint)get_group_id(0) * (uint)mpg;
     const uint nprob = min((uint)mpg, count - first);
     const bool mine = t != GEEV_IDLE && (uint)m < nprob;
     const bool wantz = (flags & GEEV_WANTZ) != 0;
-    const uint nn = (uint)(n * n);
     __local int *st = ints + 4 * m;
 #ifdef GEEV_MWB
     /* the matrices are worked on in place in W (EW arrangement, a copy of A) */
@@ -170,14 +212,8 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
     __local real *Am = lds + (uint)m * lstride;
     __local real *Zm = Am + lda * n;
     __local real *own = Am + (wantz ? 2 : 1) * lda * n;
-    /* coalesced load of the group's matrices, in the source's address order */
-    for (uint f = (uint)lid; f < nprob * nn; f += (uint)lsz) {
-        uint p, e;
-        layout_split(f, layA, nprob, nn, n, &p, &e);
-        const uint j = e / (uint)n, i = e - j * (uint)n;
-        lds[p * lstride + j * (uint)lda + i] =
-            A[offA + layout_addr(layA, first + p, e, nn, n, strideA)];
-    }
+    copy_square(lds, lstride, 0, lda, (__global real *)A, offA, layA, strideA, first, nprob, n, 1,
+                NULL);
 #endif
     __local real *work = own, *dsc = own + 2 * n, *misc = own + 3 * n;
 #define AA(i, j) AT(Am, (j) * lda + (i))
@@ -374,20 +410,33 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
         }
         SYNC();
         const real tau = ok ? misc[HMISC_TAU] : 0;
-#if P == 1
-        /* one work-item per matrix (CPUs): four columns at a time from the left (independent
-         * dot products), column-oriented (axpy) updates from the right, which vectorize */
+#if P == 1 && !defined(GEEV_MWB)
+        /* one work-item per matrix in local memory (CPUs): four columns at a time from the left
+         * (independent dot products), column-oriented (axpy) updates from the right, which
+         * vectorize */
         if (tau != 0) {
-            const int len = n - k - 1;
+            const int len = n - k - 1, len4 = len & ~3;
             int j = k + 1;
             for (; j + 3 < n; j += 4) {
-                real w0 = 0, w1 = 0, w2 = 0, w3 = 0;
-                for (int i = 0; i < len; ++i) {
+                /* four dot products at once, four rows per vector */
+                __local const real *c0 = &AA(k + 1, j), *c1 = c0 + lda, *c2 = c1 + lda,
+                                   *c3 = c2 + lda;
+                VEC4 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+                for (int i = 0; i < len4; i += 4) {
+                    const VEC4 v4 = vload4(0, work + i);
+                    a0 = fma(v4, vload4(0, c0 + i), a0);
+                    a1 = fma(v4, vload4(0, c1 + i), a1);
+                    a2 = fma(v4, vload4(0, c2 + i), a2);
+                    a3 = fma(v4, vload4(0, c3 + i), a3);
+                }
+                real w0 = (a0.s0 + a0.s1) + (a0.s2 + a0.s3), w1 = (a1.s0 + a1.s1) + (a1.s2 + a1.s3);
+                real w2 = (a2.s0 + a2.s1) + (a2.s2 + a2.s3), w3 = (a3.s0 + a3.s1) + (a3.s2 + a3.s3);
+                for (int i = len4; i < len; ++i) {
                     const real vi = work[i];
-                    w0 = fma(vi, AA(k + 1 + i, j), w0);
-                    w1 = fma(vi, AA(k + 1 + i, j + 1), w1);
-                    w2 = fma(vi, AA(k + 1 + i, j + 2), w2);
-                    w3 = fma(vi, AA(k + 1 + i, j + 3), w3);
+                    w0 = fma(vi, c0[i], w0);
+                    w1 = fma(vi, c1[i], w1);
+                    w2 = fma(vi, c2[i], w2);
+                    w3 = fma(vi, c3[i], w3);
                 }
                 w0 *= tau;
                 w1 *= tau;
@@ -485,35 +534,34 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
                 D[offD + (ulong)i * strideZ + first + (uint)m] = dsc[i];
     }
 #else
-    for (uint f = (uint)lid; f < nprob * per; f += (uint)lsz) {
-        uint p, q;
-        layout_split(f, layH, nprob, per, n, &p, &q);
-        __local const real *Ap = lds + p * lstride;
-        __local const real *own_p = Ap + (wantz ? 2 : 1) * lda * n;
-        real v = 0;
-        if (q == per - 1) {
-            v = own_p[3 * n + HMISC_UNSCALE];
-        } else {
-            const int j = packed_col((int)q), i = (int)q - POFF(j);
-            if (i < n && i <= j + 1)
-                v = Ap[j * lda + i];
+    {
+        const uint lsz = (uint)get_local_size(0);
+        batch_walk w;
+        walk_init(&w, layH, nprob, per, n, (uint)lid, lsz);
+        int j = 0; /* the column of the packed element q: q grows along a work-item's walk */
+        for (uint f = (uint)lid; f < nprob * per; f += lsz, walk_next(&w)) {
+            const uint p = walk_p(&w), q = walk_e(&w);
+            __local const real *Ap = lds + p * lstride;
+            real v = 0;
+            if (q == per - 1) {
+                v = Ap[(wantz ? 2 : 1) * lda * n + 3 * n + HMISC_UNSCALE];
+            } else {
+                if (POFF(j) > (int)q)
+                    j = packed_col((int)q);
+                while (POFF(j + 1) <= (int)q)
+                    ++j;
+                const int i = (int)q - POFF(j);
+                if (i < n && i <= j + 1)
+                    v = Ap[j * lda + i];
+            }
+            H[offH + layout_addr(layH, first + p, q, per, n, strideH)] = v;
         }
-        H[offH + layout_addr(layH, first + p, q, per, n, strideH)] = v;
     }
     if (wantz) {
-        for (uint f = (uint)lid; f < nprob * nn; f += (uint)lsz) {
-            uint p, e;
-            layout_split(f, layZ, nprob, nn, n, &p, &e);
-            const uint j = e / (uint)n, i = e - j * (uint)n;
-            Z[offZ + layout_addr(layZ, first + p, e, nn, n, strideZ)] =
-                lds[p * lstride + (uint)(lda * n) + j * (uint)lda + i];
-        }
-        for (uint f = (uint)lid; f < nprob * (uint)n; f += (uint)lsz) {
-            uint p, i;
-            layout_split(f, layZ, nprob, (uint)n, n, &p, &i);
-            D[offD + layout_addr(layZ, first + p, i, (uint)n, n, strideZ)] =
-                lds[p * lstride + (uint)(2 * lda * n) + (uint)(2 * n) + i];
-        }
+        copy_square(lds, lstride, (uint)(lda * n), lda, Z, offZ, layZ, strideZ, first, nprob, n, 0,
+                    NULL);
+        copy_flat(lds, lstride, (uint)(2 * lda * n + 2 * n), D, offD, layZ, strideZ, first, nprob,
+                  (uint)n, n, 0);
     }
 #endif
 #undef AA
@@ -976,12 +1024,12 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
     const int n = NSIZE(n_arg);
     int m, t, mpg;
     geometry(&m, &t, &mpg);
-    const int lid = (int)get_local_id(0), lsz = (int)get_local_size(0);
+    const int lid = (int)get_local_id(0);
     const uint first = (uint)get_group_id(0) * (uint)mpg;
     const uint nprob = min((uint)mpg, count - first);
     const bool mine = t != GEEV_IDLE && (uint)m < nprob;
     const bool wantz = (flags & GEEV_WANTZ) != 0;
-    const uint per = (uint)PACKED(n) + 1, nn = (uint)(n * n);
+    const uint per = (uint)PACKED(n) + 1;
     __local qr_state *s = states + m;
     __global real *wrk = wr + offWr, *wik = wi + offWi;
 #ifdef GEEV_MWB
@@ -994,23 +1042,12 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
     const int lda = n | 1;
     __local real *Hm = lds + (uint)m * lstride;
     __local real *Zm = Hm + ((uint)PACKED(n) + 2) / 2 * 2 + 1;
-    for (uint f = (uint)lid; f < nprob * per; f += (uint)lsz) {
-        uint p, q;
-        layout_split(f, layH, nprob, per, n, &p, &q);
-        lds[p * lstride + q] = H[offH + layout_addr(layH, first + p, q, per, n, strideH)];
-    }
+    copy_flat(lds, lstride, 0, H, offH, layH, strideH, first, nprob, per, n, 1);
     if (wantz)
-        for (uint f = (uint)lid; f < nprob * nn; f += (uint)lsz) {
-            uint p, e;
-            layout_split(f, layZ, nprob, nn, n, &p, &e);
-            const uint j = e / (uint)n, i = e - j * (uint)n;
-            lds[p * lstride + (((uint)PACKED(n) + 2) / 2 * 2 + 1) + j * (uint)lda + i] =
-                Z[offZ + layout_addr(layZ, first + p, e, nn, n, strideZ)];
-        }
+        copy_square(lds, lstride, ((uint)PACKED(n) + 2) / 2 * 2 + 1, lda, Z, offZ, layZ, strideZ,
+                    first, nprob, n, 1, NULL);
 #endif
 #define ZZ(i, j) AT(Zm, (j) * lda + (i))
-    (void)nn;
-    (void)gs;
     const real smlnum = SAFMIN * ((real)n / ULP);
     GROUP_SYNC();
     if (mine && t == 0) {
@@ -1035,7 +1072,9 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
     }
     for (uint round = 0;; ++round) {
         SYNC();
+#if P > 1
         const int par = (int)(round & 1);
+#endif
         if (mine && t == 0) {
             qr_serial(s, Hm, gs, n, flags, smlnum, wrk, wik, layW, strideW, first + (uint)m);
 #if P > 1
@@ -1167,21 +1206,11 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
         info[offInfo + first + (uint)m] = s->info;
 #ifndef GEEV_MWB
     /* keep the Schur form (and vectors) for geev_vectors */
-    if (flags & GEEV_WANTT) {
-        for (uint f = (uint)lid; f < nprob * per; f += (uint)lsz) {
-            uint p, q;
-            layout_split(f, layH, nprob, per, n, &p, &q);
-            H[offH + layout_addr(layH, first + p, q, per, n, strideH)] = lds[p * lstride + q];
-        }
-    }
+    if (flags & GEEV_WANTT)
+        copy_flat(lds, lstride, 0, H, offH, layH, strideH, first, nprob, per, n, 0);
     if (wantz)
-        for (uint f = (uint)lid; f < nprob * nn; f += (uint)lsz) {
-            uint p, e;
-            layout_split(f, layZ, nprob, nn, n, &p, &e);
-            const uint j = e / (uint)n, i = e - j * (uint)n;
-            Z[offZ + layout_addr(layZ, first + p, e, nn, n, strideZ)] =
-                lds[p * lstride + (((uint)PACKED(n) + 2) / 2 * 2 + 1) + j * (uint)lda + i];
-        }
+        copy_square(lds, lstride, ((uint)PACKED(n) + 2) / 2 * 2 + 1, lda, Z, offZ, layZ, strideZ,
+                    first, nprob, n, 0, NULL);
 #endif
 #undef ZZ
 }
@@ -1259,11 +1288,9 @@ __kernel void geev_vectors(__global const real *H, ulong offH, int layH, ulong s
     const int n = NSIZE(n_arg);
     int m, t, mpg;
     geometry(&m, &t, &mpg);
-    const int lid = (int)get_local_id(0), lsz = (int)get_local_size(0);
     const uint first = (uint)get_group_id(0) * (uint)mpg;
     const uint nprob = min((uint)mpg, count - first);
     const bool mine = t != GEEV_IDLE && (uint)m < nprob;
-    const uint per = (uint)PACKED(n) + 1, nn = (uint)(n * n);
     const int failed = mine ? info[offInfo + first + (uint)m] != 0 : 1;
 #ifdef GEEV_MWB
     const int lda = n;
@@ -1272,24 +1299,14 @@ __kernel void geev_vectors(__global const real *H, ulong offH, int layH, ulong s
     __global real *Zm = Z + offZ + first + (uint)m;
     __global real *Xm = Xs + offX + first + (uint)m;
 #else
-    const ulong gs = 1;
+    const uint per = (uint)PACKED(n) + 1;
     const int lda = n | 1;
     const uint tsz = ((uint)PACKED(n) + 2) / 2 * 2 + 1;
     __local const real *Tm = lds + (uint)m * lstride;
     __local real *Zm = lds + (uint)m * lstride + tsz;
     __local real *Xm = Zm + lda * n;
-    for (uint f = (uint)lid; f < nprob * per; f += (uint)lsz) {
-        uint p, q;
-        layout_split(f, layH, nprob, per, n, &p, &q);
-        lds[p * lstride + q] = H[offH + layout_addr(layH, first + p, q, per, n, strideH)];
-    }
-    for (uint f = (uint)lid; f < nprob * nn; f += (uint)lsz) {
-        uint p, e;
-        layout_split(f, layZ, nprob, nn, n, &p, &e);
-        const uint j = e / (uint)n, i = e - j * (uint)n;
-        lds[p * lstride + tsz + j * (uint)lda + i] =
-            Z[offZ + layout_addr(layZ, first + p, e, nn, n, strideZ)];
-    }
+    copy_flat(lds, lstride, 0, (__global real *)H, offH, layH, strideH, first, nprob, per, n, 1);
+    copy_square(lds, lstride, tsz, lda, Z, offZ, layZ, strideZ, first, nprob, n, 1, NULL);
 #endif
 #define TT(i, j) AT(Tm, POFF(j) + (i))
 #define ZZ(i, j) AT(Zm, (j) * lda + (i))
@@ -1499,6 +1516,7 @@ __kernel void geev_vectors(__global const real *H, ulong offH, int layH, ulong s
     GROUP_SYNC();
     /* ---- write VR; NaN for the matrices whose eigenvalues did not all converge ---- */
 #ifdef GEEV_MWB
+    const uint nn = (uint)(n * n);
     if (mine)
         for (uint e = (uint)t; e < nn; e += P) {
             const uint j = e / (uint)n, i = e - j * (uint)n;
@@ -1506,14 +1524,8 @@ __kernel void geev_vectors(__global const real *H, ulong offH, int layH, ulong s
                 failed ? NAN : ZZ((int)i, (int)j);
         }
 #else
-    for (uint f = (uint)lid; f < nprob * nn; f += (uint)lsz) {
-        uint p, e;
-        layout_split(f, layV, nprob, nn, n, &p, &e);
-        const uint j = e / (uint)n, i = e - j * (uint)n;
-        const int bad = info[offInfo + first + p] != 0;
-        VR[offVR + layout_addr(layV, first + p, e, nn, n, strideV)] =
-            bad ? NAN : lds[p * lstride + tsz + j * (uint)lda + i];
-    }
+    copy_square(lds, lstride, tsz, lda, VR, offVR, layV, strideV, first, nprob, n, 0,
+                info + offInfo);
 #endif
 #undef TT
 #undef ZZ

@@ -13,15 +13,21 @@ __kernel void batch_relayout(__global const real *src, ulong offS, int layS, ulo
     const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
     const uint first = (uint)get_group_id(0) * kpg;
     const uint nprob = min(kpg, count - first);
-    for (uint f = lid; f < nprob * per; f += lsz) {
-        uint p, e;
-        layout_split(f, layS, nprob, per, n, &p, &e);
-        tile[p * per + e] = src[offS + layout_addr(layS, first + p, e, per, n, strideS)];
+    const bool square = per == (uint)(n * n);
+    batch_walk w;
+    walk_init(&w, layS, nprob, per, n, lid, lsz);
+    for (uint f = lid; f < nprob * per; f += lsz, walk_next(&w)) {
+        const uint p = walk_p(&w), i = walk_i(&w), j = walk_j(&w);
+        const uint e = square ? j * (uint)n + i : walk_e(&w);
+        tile[p * per + e] = src[offS + (square ? layout_addr_ij(layS, first + p, i, j, n, strideS)
+                                               : layout_addr(layS, first + p, e, per, n, strideS))];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint f = lid; f < nprob * per; f += lsz) {
-        uint p, e;
-        layout_split(f, layD, nprob, per, n, &p, &e);
-        dst[offD + layout_addr(layD, first + p, e, per, n, strideD)] = tile[p * per + e];
+    walk_init(&w, layD, nprob, per, n, lid, lsz);
+    for (uint f = lid; f < nprob * per; f += lsz, walk_next(&w)) {
+        const uint p = walk_p(&w), i = walk_i(&w), j = walk_j(&w);
+        const uint e = square ? j * (uint)n + i : walk_e(&w);
+        dst[offD + (square ? layout_addr_ij(layD, first + p, i, j, n, strideD)
+                           : layout_addr(layD, first + p, e, per, n, strideD))] = tile[p * per + e];
     }
 }
