@@ -3,6 +3,7 @@
 #include "batchcl.h"
 #include "hostutil.h"
 #include "matgen.h"
+#include "oracle.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -11,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef BATCHCL_BENCH_CLBLAST
+#include <clblast_c.h>
+#endif
 
 void openblas_set_num_threads(int n); /* OpenBLAS: one thread per call inside our OpenMP loops */
 
@@ -36,12 +40,15 @@ typedef struct {
     size_t chunks[32]; /* bench geev: host-memory chunk sizes */
     int chunk_count;
     int vectors; /* bench geev: also the eigenvectors */
+    int p_list[64], p_count; /* bench pcyclic: block counts; 0 = from --order */
+    int order;               /* bench pcyclic: N = n*p to aim at */
+    int method;              /* bench pcyclic: 0 table, 1 clBLAST, 2 batched kernels */
 } options;
 
-static void parse_list(const char *s, options *o)
+static void parse_ints(const char *s, int *list, int *count)
 {
-    o->n_count = 0;
-    while (*s && o->n_count < 64) {
+    *count = 0;
+    while (*s && *count < 64) {
         char *end;
         long a = strtol(s, &end, 10), b = a;
         if (end == s)
@@ -50,10 +57,15 @@ static void parse_list(const char *s, options *o)
             s = end + 1;
             b = strtol(s, &end, 10);
         }
-        for (long v = a; v <= b && o->n_count < 64; ++v)
-            o->n_list[o->n_count++] = (int)v;
+        for (long v = a; v <= b && *count < 64; ++v)
+            list[(*count)++] = (int)v;
         s = *end == ',' ? end + 1 : end;
     }
+}
+
+static void parse_list(const char *s, options *o)
+{
+    parse_ints(s, o->n_list, &o->n_count);
 }
 
 static void usage(void)
@@ -66,6 +78,10 @@ static void usage(void)
          "  bench geev                eigenvalues of non-symmetric matrices (Tokura et al. 2017,\n"
          "                            Tables 1, 2, 4): steps per mapping, transfers, chunk sweep,\n"
          "                            vs LAPACK dgeev sequential and with OpenMP; double precision\n"
+         "  bench gtsv | ptsv         tridiagonal solves per m and variant, vs LAPACK ?gtsv / ?ptsv\n"
+         "                            (default m 64,256,1024 with 2^24/m systems on GPUs)\n"
+         "  bench pcyclic             block p-cyclic inversion (BSOFI) per n: GFLOP/s, clBLAST\n"
+         "                            DGEMM's rate, speed-up over LAPACK dgetrf+dgetri (LU)\n"
          "options:\n"
          "  --device SPEC             gpu, cpu, P:D or a name substring (default: BATCHCL_DEVICE,\n"
          "                            else the first GPU, else the first CPU)\n"
@@ -82,7 +98,10 @@ static void usage(void)
          "  --batch N                 default 500000 on GPUs, 20000 on CPUs\n"
          "  --mapping auto|all        the table's choice only, or every SWB/MWB mapping and p\n"
          "  --chunks LIST             chunk sizes of the host-memory sweep (default 1024 to 262144)\n"
-         "  --vectors                 also compute and time the eigenvectors");
+         "  --vectors                 also compute and time the eigenvectors\n"
+         "pcyclic options: --n LIST (block sizes), --p LIST (blocks; default N/n), --order N (the\n"
+         "  matrix order aimed at, default 10240 on GPUs, 2048 on CPUs), --method 0|1|2, --batch B\n"
+         "  (matrices per call; > 1 with n <= 32 runs the batched kernels)");
 }
 
 static options parse(int argc, char **argv, int first)
@@ -107,6 +126,13 @@ static options parse(int argc, char **argv, int first)
             o.nrhs = atoi(argv[++i]);
         else if (!strcmp(a, "--reps") && v)
             o.reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--p") && v) {
+            parse_ints(v, o.p_list, &o.p_count);
+            ++i;
+        } else if (!strcmp(a, "--order") && v)
+            o.order = atoi(argv[++i]);
+        else if (!strcmp(a, "--method") && v)
+            o.method = atoi(argv[++i]);
         else if (!strcmp(a, "--ppg") && v)
             o.ppg = atoi(argv[++i]);
         else if (!strcmp(a, "--mapping") && v)
@@ -564,6 +590,387 @@ static int cmd_bench_sysv(options *o)
     return 0;
 }
 
+
+/* ---- tridiagonal benchmark ---- */
+
+/* Diagonally dominant systems (gtsv) or SPD ones (ptsv, T = L D L^T), O(m) per system. */
+static void make_tridiag(int m, size_t batch, int dbl, int sym, uint64_t seed, void *dl, void *d,
+                         void *du, void *b)
+{
+    const size_t mm = (size_t)m;
+#pragma omp parallel for schedule(static)
+    for (size_t k = 0; k < batch; ++k) {
+        mg_rng r;
+        mg_seed(&r, seed ^ (0x9e3779b97f4a7c15ULL * (k + 1)));
+        double carry = 0; /* ptsv: l_{i-1}^2 D_{i-1} */
+        for (int i = 0; i < m; ++i) {
+            double l, dd, u;
+            if (sym) {
+                const double Di = 1 + mg_uniform(&r), li = 2 * mg_uniform(&r) - 1;
+                dd = Di + carry;
+                u = i < m - 1 ? li * Di : 0;
+                carry = li * li * Di;
+                l = 0;
+            } else {
+                l = i > 0 ? 2 * mg_uniform(&r) - 1 : 0;
+                u = i < m - 1 ? 2 * mg_uniform(&r) - 1 : 0;
+                dd = fabs(l) + fabs(u) + 0.5 + mg_uniform(&r);
+            }
+            const size_t at = k * mm + (size_t)i;
+            if (dbl) {
+                ((double *)d)[at] = dd;
+                ((double *)b)[at] = 2 * mg_uniform(&r) - 1;
+                if (sym) {
+                    if (i < m - 1)
+                        ((double *)du)[k * (mm - 1) + (size_t)i] = u;
+                } else {
+                    ((double *)dl)[at] = l;
+                    ((double *)du)[at] = u;
+                }
+            } else {
+                ((float *)d)[at] = (float)dd;
+                ((float *)b)[at] = (float)(2 * mg_uniform(&r) - 1);
+                if (sym) {
+                    if (i < m - 1)
+                        ((float *)du)[k * (mm - 1) + (size_t)i] = (float)u;
+                } else {
+                    ((float *)dl)[at] = (float)l;
+                    ((float *)du)[at] = (float)u;
+                }
+            }
+        }
+    }
+}
+
+/* LAPACK ?gtsv (partial pivoting) or ?ptsv looped with OpenMP; it overwrites its inputs, so each
+ * system is copied first, as a caller keeping the matrix would. */
+static double lapack_tridiag_rate(int m, size_t batch, int dbl, int sym, const void *dl,
+                                  const void *d, const void *du, const void *b)
+{
+    openblas_set_num_threads(1);
+    const size_t es = dbl ? 8 : 4, mm = (size_t)m, noff = sym ? mm - 1 : mm;
+    const size_t count = batch < ((size_t)1 << 16) ? batch : ((size_t)1 << 16);
+    double t0 = hu_now();
+#pragma omp parallel
+    {
+        char *L = malloc(mm * es + es), *D = malloc(mm * es), *U = malloc(mm * es + es), *X = malloc(mm * es);
+#pragma omp for schedule(static)
+        for (size_t k = 0; k < count; ++k) {
+            memcpy(D, (const char *)d + k * mm * es, mm * es);
+            memcpy(X, (const char *)b + k * mm * es, mm * es);
+            memcpy(U, (const char *)du + k * noff * es, noff * es);
+            if (!sym) /* LAPACK's sub-diagonal starts at row 2 */
+                memcpy(L, (const char *)dl + (k * mm + 1) * es, (mm - 1) * es);
+            if (dbl)
+                sym ? LAPACKE_dptsv_work(LAPACK_COL_MAJOR, m, 1, (double *)D, (double *)U, (double *)X, m)
+                    : LAPACKE_dgtsv_work(LAPACK_COL_MAJOR, m, 1, (double *)L, (double *)D, (double *)U,
+                                         (double *)X, m);
+            else
+                sym ? LAPACKE_sptsv_work(LAPACK_COL_MAJOR, m, 1, (float *)D, (float *)U, (float *)X, m)
+                    : LAPACKE_sgtsv_work(LAPACK_COL_MAJOR, m, 1, (float *)L, (float *)D, (float *)U,
+                                         (float *)X, m);
+        }
+        free(L);
+        free(D);
+        free(U);
+        free(X);
+    }
+    return (double)count / (hu_now() - t0);
+}
+
+static int cmd_bench_tridiag(options *o, int sym)
+{
+    bcl_device_info dev;
+    bcl_context *ctx = open_context(o, &dev);
+    if (!o->n_count) {
+        const int def[] = {64, 256, 1024};
+        for (int i = 0; i < 3; ++i)
+            o->n_list[o->n_count++] = def[i];
+    }
+    const double bw = hu_copy_bandwidth(ctx);
+    const char *name = sym ? "ptsv" : "gtsv";
+    printf("# bench %s on %s, driver %s; float4 copy kernel: %.1f GB/s\n", name, dev.name,
+           dev.driver_version, bw * 1e-9);
+    printf("# device: kernel time on device-resident data (median of %d); host: end to end from "
+           "host memory\n# GB/s counts the matrix arrays and B read once and B written once\n",
+           o->reps);
+    printf("%-4s %-5s %9s %-13s %4s %10s %12s %8s %6s %12s %12s %9s %6s\n", "prec", "m", "batch",
+           "variant", "rows", "device ms", "systems/s", "GB/s", "%bw", "host sys/s", "LAPACK sys/s",
+           "vs LAPACK", "fail");
+    cl_context c = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    for (int dbl = 0; dbl < 2; ++dbl) {
+        if ((o->precision == 0 && dbl) || (o->precision == 1 && !dbl))
+            continue;
+        for (int ni = 0; ni < o->n_count; ++ni) {
+            const int m = o->n_list[ni];
+            const size_t es = dbl ? 8 : 4, mm = (size_t)m, noff = sym ? mm - 1 : mm;
+            size_t batch = o->batch ? o->batch : (dev.is_gpu ? ((size_t)1 << 24) : ((size_t)1 << 20)) / mm;
+            if (batch < 1)
+                batch = 1;
+            void *dl = malloc(batch * mm * es), *d = malloc(batch * mm * es),
+                 *du = malloc(batch * mm * es), *b = malloc(batch * mm * es), *x = malloc(batch * mm * es);
+            int *info = malloc(batch * sizeof *info);
+            make_tridiag(m, batch, dbl, sym, 99 + (uint64_t)m, dl, d, du, b);
+            const double lapack = o->lapack ? lapack_tridiag_rate(m, batch, dbl, sym, dl, d, du, b) : 0;
+            cl_int e1, e2, e3, e4, e5;
+            cl_mem bdl = sym ? NULL : clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, batch * mm * es, dl, &e1);
+            cl_mem bd = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, batch * mm * es, d, &e2);
+            cl_mem bdu = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        batch * (noff ? noff : 1) * es, du, &e3);
+            cl_mem bb = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * mm * es, NULL, &e4);
+            cl_mem binfo = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e5);
+            const int variants_rows[] = {0, 1, 2, 4, 8, 16, -1};
+            for (int vi = 0; vi < 7; ++vi) {
+                const int rows = variants_rows[vi];
+                bcl_params p = {0};
+                if (rows > 0) {
+                    if ((size_t)(m + rows - 1) / (size_t)rows > dev.max_work_group_size || (rows > 1 && m < 2 * rows))
+                        continue;
+                    p.mapping = rows == 1 ? BCL_MAPPING_COLLABORATIVE : BCL_MAPPING_HYBRID;
+                    p.rows_per_work_item = rows;
+                } else if (rows < 0) {
+                    p.mapping = BCL_MAPPING_SIMD;
+                }
+                p.problems_per_group = o->ppg;
+                if (!wants(o->mappings, rows == 0 ? "auto" : rows < 0 ? "simd" : "pcr"))
+                    continue;
+                bcl_set_params(ctx, rows == 0 && !o->ppg ? NULL : &p);
+                double t[64];
+                bcl_status st = BCL_SUCCESS;
+                const int reps = o->reps < 63 ? o->reps : 63;
+                for (int r = 0; r <= reps && st == BCL_SUCCESS; ++r) {
+                    clEnqueueWriteBuffer(q, bb, CL_TRUE, 0, batch * mm * es, b, 0, NULL, NULL);
+                    cl_event ev = NULL;
+                    if (sym)
+                        st = dbl ? bcl_dptsv_cl(ctx, m, 1, batch, BCL_LAYOUT_CONTIGUOUS, bd, 0, bdu, 0, bb, 0, binfo, 0, 0, NULL, &ev)
+                                 : bcl_sptsv_cl(ctx, m, 1, batch, BCL_LAYOUT_CONTIGUOUS, bd, 0, bdu, 0, bb, 0, binfo, 0, 0, NULL, &ev);
+                    else
+                        st = dbl ? bcl_dgtsv_cl(ctx, m, 1, batch, BCL_LAYOUT_CONTIGUOUS, bdl, 0, bd, 0, bdu, 0, bb, 0, binfo, 0, 0, NULL, &ev)
+                                 : bcl_sgtsv_cl(ctx, m, 1, batch, BCL_LAYOUT_CONTIGUOUS, bdl, 0, bd, 0, bdu, 0, bb, 0, binfo, 0, 0, NULL, &ev);
+                    if (st == BCL_SUCCESS) {
+                        clWaitForEvents(1, &ev);
+                        t[r] = hu_event_seconds(ev);
+                        clReleaseEvent(ev);
+                    }
+                }
+                const char *label = rows == 0 ? "auto" : rows < 0 ? "simd" : "pcr";
+                if (st != BCL_SUCCESS) {
+                    printf("%-4s %-5d %9zu %-13s %4d  %s\n", dbl ? "d" : "s", m, batch, label, rows,
+                           bcl_status_string(st));
+                    continue;
+                }
+                const double dev_s = hu_median(t + 1, reps);
+                char what[32] = "?";
+                int ran_rows = 0;
+                const char *ran = strstr(bcl_last_kernel(ctx), "; mapping ");
+                if (ran)
+                    sscanf(ran, "; mapping %31[^,], %d rows", what, &ran_rows);
+                memcpy(x, b, batch * mm * es);
+                double t0 = hu_now();
+                bcl_status sh = sym ? (dbl ? bcl_dptsv(ctx, m, 1, batch, d, du, x, info) : bcl_sptsv(ctx, m, 1, batch, d, du, x, info))
+                                    : (dbl ? bcl_dgtsv(ctx, m, 1, batch, dl, d, du, x, info) : bcl_sgtsv(ctx, m, 1, batch, dl, d, du, x, info));
+                const double host_s = hu_now() - t0;
+                size_t failed = 0;
+                for (size_t k = 0; k < batch; ++k)
+                    failed += info[k] != 0;
+                const double bytes = (double)batch * (double)((sym ? 2 * mm - 1 : 3 * mm) + 2 * mm) * es;
+                printf("%-4s %-5d %9zu %-13.13s %4d %10.4f %12.4g %8.1f %6.1f %12.4g %12.4g %9.2f %6zu%s\n",
+                       dbl ? "d" : "s", m, batch, rows == 0 ? what : label, ran_rows, dev_s * 1e3, batch / dev_s,
+                       bytes / dev_s * 1e-9, bw > 0 ? 100 * bytes / dev_s / bw : 0, batch / host_s, lapack,
+                       lapack > 0 ? (batch / host_s) / lapack : 0, failed,
+                       sh == BCL_SUCCESS || sh == BCL_NUMERICAL_FAILURE ? "" : " (host call failed)");
+                fflush(stdout);
+            }
+            bcl_set_params(ctx, NULL);
+            if (bdl)
+                clReleaseMemObject(bdl);
+            clReleaseMemObject(bd);
+            clReleaseMemObject(bdu);
+            clReleaseMemObject(bb);
+            clReleaseMemObject(binfo);
+            free(dl);
+            free(d);
+            free(du);
+            free(b);
+            free(x);
+            free(info);
+        }
+    }
+    bcl_destroy(ctx);
+    return 0;
+}
+
+/* ---- bench pcyclic ---- */
+
+/* BSOFI's flops as the paper counts them (Table 1: BSOF + BSTRI_RV + BSOI) */
+static double bsofi_flops(double n, double p)
+{
+    return n * n * (46 * n * p - 60 * n + 27 * p) / 3 + n * n * n * (3 * p * p + 7 * p - 21) / 3 +
+           2 * n * n * p * (3 * n * p - 2 * n + p);
+}
+
+/* clBLAST DGEMM (m x m x m, column-major) on the context's device: flop/s, 0 if unavailable */
+static double clblast_dgemm_rate(bcl_context *ctx, size_t m)
+{
+#ifdef BATCHCL_BENCH_CLBLAST
+    cl_context c = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    cl_int e1, e2, e3;
+    cl_mem a = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * 8, NULL, &e1);
+    cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * 8, NULL, &e2);
+    cl_mem d = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * 8, NULL, &e3);
+    double rate = 0;
+    if (!e1 && !e2 && !e3) {
+        const double one = 1.0;
+        clEnqueueFillBuffer(q, a, &one, 8, 0, m * m * 8, 0, NULL, NULL);
+        clEnqueueFillBuffer(q, b, &one, 8, 0, m * m * 8, 0, NULL, NULL);
+        double t[4];
+        int ok = 1;
+        for (int r = 0; r < 4 && ok; ++r) { /* the first builds clBLAST's kernels */
+            double t0 = hu_now();
+            ok = CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, m, m, m,
+                              1.0, a, 0, m, b, 0, m, 0.0, d, 0, m, &q, NULL) == CLBlastSuccess;
+            clFinish(q);
+            t[r] = hu_now() - t0;
+        }
+        if (ok)
+            rate = 2.0 * (double)m * m * m / hu_median(t + 1, 3);
+    }
+    if (a) clReleaseMemObject(a);
+    if (b) clReleaseMemObject(b);
+    if (d) clReleaseMemObject(d);
+    return rate;
+#else
+    (void)ctx;
+    (void)m;
+    return 0;
+#endif
+}
+
+/* LAPACK dgetrf + dgetri of the assembled H with every host thread: seconds */
+static double lu_inverse_seconds(int n, int p, const double *A, const double *B)
+{
+    const size_t N = (size_t)n * p;
+    double *H = malloc(sizeof *H * N * N);
+    if (!H)
+        return 0;
+    oracle_pcyclic_assemble(n, p, A, B, H);
+    openblas_set_num_threads(omp_get_max_threads());
+    double t0 = hu_now();
+    int info = oracle_getri((int)N, H);
+    double t = hu_now() - t0;
+    free(H);
+    return info == 0 ? t : 0;
+}
+
+static int cmd_bench_pcyclic(options *o)
+{
+    bcl_device_info dev;
+    bcl_context *ctx = open_context(o, &dev);
+    if (!o->n_count) {
+        const int gpu[] = {32, 64, 128, 256, 512, 1024}, cpu[] = {16, 32, 64, 128, 256};
+        const int *def = dev.is_gpu ? gpu : cpu;
+        for (int i = 0; i < (dev.is_gpu ? 6 : 5); ++i)
+            o->n_list[o->n_count++] = def[i];
+    }
+    const int order = o->order > 0 ? o->order : dev.is_gpu ? 10240 : 2048;
+    /* the yardstick: clBLAST's best square DGEMM of two sizes (DESIGN.md's figure is n = 8192) */
+    const size_t sizes[2] = {dev.is_gpu ? 4096 : 1024, dev.is_gpu ? 8192 : 2048};
+    double gemm = 0;
+    size_t gemm_m = 0;
+    for (int i = 0; i < 2; ++i) {
+        const double rate = clblast_dgemm_rate(ctx, sizes[i]);
+        if (rate > gemm) {
+            gemm = rate;
+            gemm_m = sizes[i];
+        }
+    }
+    printf("# bench pcyclic (BSOFI, double) on %s, driver %s; clBLAST %s\n", dev.name,
+           dev.driver_version, bcl_pcyclic_has_clblast() ? "linked" : "NOT in this build");
+    printf("# clBLAST DGEMM on this device, best of %zu^3 and %zu^3: %.1f GFLOP/s (at %zu)\n",
+           sizes[0], sizes[1], gemm * 1e-9, gemm_m);
+    printf("# GFLOP/s = BSOFI's flops (paper, Table 1, row version) / wall time of the device-buffer "
+           "call (host panels included), median of %d; LU = LAPACK dgetrf+dgetri of the assembled H "
+           "on %d host threads\n",
+           o->reps, omp_get_max_threads());
+    printf("%-5s %-4s %-6s %-6s %10s %9s %7s %10s %10s %8s %9s  %s\n", "n", "p", "N", "batch",
+           "time ms", "GFLOP/s", "%DGEMM", "host-ptr s", "LU s", "vs LU", "residual", "plan");
+    cl_context c = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    for (int ni = 0; ni < o->n_count; ++ni) {
+        const int n = o->n_list[ni];
+        const int np = o->p_count ? o->p_count : 1;
+        for (int pi = 0; pi < np; ++pi) {
+            const int p = o->p_count ? o->p_list[pi] : (order / n > 1 ? order / n : 2);
+            const size_t batch = o->batch ? o->batch : 1, N = (size_t)n * p, NN = N * N,
+                         blocks = (size_t)p * n * n;
+            if (NN * 8 * batch > dev.max_alloc_bytes || NN * 8 * batch > ((size_t)1 << 34)) {
+                printf("%-5d %-4d %-6zu %-6zu  skipped: H^-1 needs %.1f GB\n", n, p, N, batch,
+                       (double)NN * 8 * batch * 1e-9);
+                continue;
+            }
+            double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
+            double *X = malloc(sizeof *X * NN * batch);
+            int *info = malloc(sizeof *info * batch);
+            mg_rng r;
+            mg_seed(&r, 77 + (uint64_t)n);
+            for (size_t k = 0; k < batch; ++k)
+                mg_pcyclic(0, n, p, 0, &r, A + k * blocks, B + k * blocks);
+            bcl_params prm = {0};
+            prm.pcyclic_method = o->method;
+            bcl_set_params(ctx, &prm);
+            cl_int e1, e2, e3, e4;
+            cl_mem dA = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, blocks * batch * 8, A, &e1);
+            cl_mem dB = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, blocks * batch * 8, B, &e2);
+            cl_mem dH = clCreateBuffer(c, CL_MEM_READ_WRITE, NN * batch * 8, NULL, &e3);
+            cl_mem dI = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e4);
+            bcl_status st = e1 || e2 || e3 || e4 ? BCL_OUT_OF_MEMORY : BCL_SUCCESS;
+            double *t = malloc(sizeof *t * (size_t)(o->reps + 1));
+            for (int rep = 0; rep <= o->reps && st == BCL_SUCCESS; ++rep) { /* rep 0 warms up */
+                double t0 = hu_now();
+                st = bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0, NULL, NULL);
+                clFinish(q);
+                t[rep] = hu_now() - t0;
+            }
+            if (st != BCL_SUCCESS) {
+                printf("%-5d %-4d %-6zu %-6zu  %s: %s\n", n, p, N, batch, bcl_status_string(st),
+                       bcl_last_error(ctx));
+            } else {
+                const double sec = hu_median(t + 1, o->reps);
+                char plan[512];
+                snprintf(plan, sizeof plan, "%s", bcl_last_kernel(ctx));
+                clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * 8, X, 0, NULL, NULL);
+                double res = 0;
+                for (size_t k = 0; k < batch; ++k) {
+                    double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks, 1, X + k * NN);
+                    res = rk > res || isnan(rk) ? rk : res;
+                }
+                double t0 = hu_now();
+                bcl_status sh = bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info);
+                const double host_s = hu_now() - t0;
+                const double lu = o->lapack ? lu_inverse_seconds(n, p, A, B) * (double)batch : 0;
+                const double rate = bsofi_flops(n, p) * (double)batch / sec;
+                printf("%-5d %-4d %-6zu %-6zu %10.3f %9.2f %7.1f %10.3f %10.3f %8.2f %9.3g  %s\n", n, p,
+                       N, batch, sec * 1e3, rate * 1e-9, gemm > 0 ? 100 * rate / gemm : 0,
+                       sh == BCL_SUCCESS ? host_s : -1.0, lu, lu > 0 ? lu / sec : 0, res, plan);
+                fflush(stdout);
+            }
+            free(t);
+            if (dA) clReleaseMemObject(dA);
+            if (dB) clReleaseMemObject(dB);
+            if (dH) clReleaseMemObject(dH);
+            if (dI) clReleaseMemObject(dI);
+            free(A);
+            free(B);
+            free(X);
+            free(info);
+        }
+    }
+    bcl_destroy(ctx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -601,6 +1008,14 @@ int main(int argc, char **argv)
         g.lapack = o.lapack;
         g.vectors = o.vectors;
         return bench_geev(&g);
+    }
+    if (!strcmp(argv[1], "bench") && argc >= 3 && (!strcmp(argv[2], "gtsv") || !strcmp(argv[2], "ptsv"))) {
+        options o = parse(argc, argv, 3);
+        return cmd_bench_tridiag(&o, argv[2][0] == 'p');
+    }
+    if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "pcyclic")) {
+        options o = parse(argc, argv, 3);
+        return cmd_bench_pcyclic(&o);
     }
     fprintf(stderr, "batchcl: unknown command\n");
     usage();

@@ -499,10 +499,17 @@ bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params)
         params->simd_interleaved > 1 || params->unroll < -1 || params->unroll > 1)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
                         "bcl_set_params: specialize, simd_interleaved and unroll take -1, 0 or 1");
+    if (params->rows_per_work_item < 0 || params->rows_per_work_item > 16)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_set_params: rows_per_work_item = %d is not 0..16",
+                        params->rows_per_work_item);
     const int ppw = params->problems_per_work_item;
     if (ppw != 0 && ppw != 1 && ppw != 2 && ppw != 4 && ppw != 8 && ppw != 16)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
                         "bcl_set_params: problems_per_work_item = %d is not 0, 1, 2, 4, 8 or 16", ppw);
+    if (params->pcyclic_method < 0 || params->pcyclic_method > 2 || params->pcyclic_cv_columns < -1)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "bcl_set_params: pcyclic_method takes 0, 1 or 2 and pcyclic_cv_columns -1 "
+                        "or more");
     ctx->forced = *params;
     return BCL_SUCCESS;
 }

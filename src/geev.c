@@ -17,7 +17,7 @@
 #define HESS_INTS_PER_MATRIX 4
 
 /* scratch arrays of a chunk */
-enum { SCR_AW = 0, SCR_H, SCR_ZD, SCR_X };
+enum { SCR_AW = 0, SCR_H, SCR_ZD, SCR_X, SCR_COUNT };
 
 /* Device-buffer calls process the batch in chunks whose scratch stays within this share of the
  * device memory. */
@@ -230,21 +230,19 @@ static bcl_status make_plan(bcl_context *ctx, const char *fn, int dbl, int n, in
     return BCL_SUCCESS;
 }
 
-/* Scratch bytes per matrix, and the largest single scratch array per matrix. */
-static size_t scratch_per_problem(const geev_plan *pl, size_t *largest)
+/* Scratch bytes per matrix of each array (SCR_*; 0 when the plan does not use it); returns the
+ * total and sets *largest to the largest single one. */
+static size_t scratch_sizes(const geev_plan *pl, size_t bytes[SCR_COUNT], size_t *largest)
 {
     const size_t nn = (size_t)pl->n * (size_t)pl->n, es = pl->es;
-    size_t total = (packed(pl->n) + 1) * es, big = total;
-    if (pl->hess_layout >= 0) {
-        total += nn * es;
-        big = nn * es > big ? nn * es : big;
-    }
-    if (pl->wantv) {
-        const size_t zd = (nn + (size_t)pl->n) * es;
-        total += zd;
-        big = zd > big ? zd : big;
-        if (pl->vec.mapping == BCL_MAPPING_MWB)
-            total += nn * es;
+    bytes[SCR_H] = (packed(pl->n) + 1) * es;
+    bytes[SCR_AW] = pl->hess_layout >= 0 ? nn * es : 0;
+    bytes[SCR_ZD] = pl->wantv ? (nn + (size_t)pl->n) * es : 0;
+    bytes[SCR_X] = pl->wantv && pl->vec.mapping == BCL_MAPPING_MWB ? nn * es : 0;
+    size_t total = 0, big = 0;
+    for (int i = 0; i < SCR_COUNT; ++i) {
+        total += bytes[i];
+        big = bytes[i] > big ? bytes[i] : big;
     }
     if (largest)
         *largest = big;
@@ -308,27 +306,28 @@ static size_t local_size(size_t bytes)
 }
 
 #define ARG(v) err |= clSetKernelArg(kk, a++, sizeof(v), &(v))
+/* a global array as the kernels take it: buffer, offset, arrangement, EW/RW stride */
+#define ARG_ARRAY(buf, off, lay, stride)                                                        \
+    do {                                                                                        \
+        ARG(buf);                                                                               \
+        ARG(off);                                                                               \
+        ARG(lay);                                                                               \
+        ARG(stride);                                                                            \
+    } while (0)
 #define ARG_LOCAL(bytes) err |= clSetKernelArg(kk, a++, local_size(bytes), NULL)
 
 /* Enqueue the steps for `count` problems starting at problem `first` of io's arrays, on q, with
- * the scratch arrays of pipeline slot `slot`. *done: the event of the last command. */
+ * scratch arrays scr[SCR_*] sized for `count` matrices (NULL where the plan needs none). *done:
+ * the event of the last command. */
 static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_command_queue q,
-                                int slot, const geev_io *io, size_t first, size_t count,
+                                const cl_mem *scr, const geev_io *io, size_t first, size_t count,
                                 cl_uint num_wait, const cl_event *wait, cl_event *done)
 {
     const int n = pl->n;
-    const size_t nn = (size_t)n * (size_t)n, es = pl->es, per = packed(n) + 1;
+    const size_t nn = (size_t)n * (size_t)n, es = pl->es;
     const int wantv = pl->wantv, wl = pl->work_layout;
-    cl_mem Aw = NULL, Hs = NULL, ZD = NULL, Xs = NULL;
-    bcl_status s = bcl_scratch(ctx, slot, SCR_H, count * per * es, &Hs);
-    if (s == BCL_SUCCESS && pl->hess_layout >= 0)
-        s = bcl_scratch(ctx, slot, SCR_AW, count * nn * es, &Aw);
-    if (s == BCL_SUCCESS && wantv)
-        s = bcl_scratch(ctx, slot, SCR_ZD, count * (nn + (size_t)n) * es, &ZD);
-    if (s == BCL_SUCCESS && wantv && pl->vec.mapping == BCL_MAPPING_MWB)
-        s = bcl_scratch(ctx, slot, SCR_X, count * nn * es, &Xs);
-    if (s != BCL_SUCCESS)
-        return s;
+    cl_mem Aw = scr[SCR_AW], Hs = scr[SCR_H], ZD = scr[SCR_ZD], Xs = scr[SCR_X];
+    bcl_status s = BCL_SUCCESS;
     const cl_ulong cstride = count, zero = 0, offD = count * nn;
     const cl_uint ucount = (cl_uint)count;
     const cl_ulong offA = io->offA + chunk_offset(io->layout, first, nn, n, 1);
@@ -357,14 +356,8 @@ static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_comman
         const int dlay = pl->hess_layout;
         kk = pl->relayout->kernel;
         a = 0;
-        ARG(io->A);
-        ARG(offA);
-        ARG(lio);
-        ARG(io->stride);
-        ARG(Aw);
-        ARG(zero);
-        ARG(dlay);
-        ARG(cstride);
+        ARG_ARRAY(io->A, offA, lio, io->stride);
+        ARG_ARRAY(Aw, zero, dlay, cstride);
         ARG(unn);
         ARG(n);
         ARG(ucount);
@@ -395,21 +388,12 @@ static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_comman
         kk = st->kernel->kernel;
         a = 0;
         err = CL_SUCCESS;
-        ARG(Ain);
-        ARG(hoff);
-        ARG(hlay);
-        ARG(hstride);
+        ARG_ARRAY(Ain, hoff, hlay, hstride);
         ARG(Wk);
         ARG(hoff);
         ARG(hstride);
-        ARG(Hs);
-        ARG(zero);
-        ARG(wl);
-        ARG(cstride);
-        ARG(Zb);
-        ARG(zero);
-        ARG(wl);
-        ARG(cstride);
+        ARG_ARRAY(Hs, zero, wl, cstride);
+        ARG_ARRAY(Zb, zero, wl, cstride);
         ARG(Zb);
         ARG(offD);
         ARG(n);
@@ -440,14 +424,8 @@ static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_comman
         kk = st->kernel->kernel;
         a = 0;
         err = CL_SUCCESS;
-        ARG(Hs);
-        ARG(zero);
-        ARG(wl);
-        ARG(cstride);
-        ARG(Zb);
-        ARG(zero);
-        ARG(wl);
-        ARG(cstride);
+        ARG_ARRAY(Hs, zero, wl, cstride);
+        ARG_ARRAY(Zb, zero, wl, cstride);
         ARG(io->wr);
         ARG(offWr);
         ARG(io->wi);
@@ -482,24 +460,15 @@ static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_comman
         kk = st->kernel->kernel;
         a = 0;
         err = CL_SUCCESS;
-        ARG(Hs);
-        ARG(zero);
-        ARG(wl);
-        ARG(cstride);
-        ARG(ZD);
-        ARG(zero);
-        ARG(wl);
-        ARG(cstride);
+        ARG_ARRAY(Hs, zero, wl, cstride);
+        ARG_ARRAY(ZD, zero, wl, cstride);
         ARG(ZD);
         ARG(offD);
         ARG(Xs);
         ARG(zero);
         ARG(io->info);
         ARG(offInfo);
-        ARG(io->VR);
-        ARG(offVR);
-        ARG(lio);
-        ARG(io->stride);
+        ARG_ARRAY(io->VR, offVR, lio, io->stride);
         ARG(n);
         ARG(ucount);
         ARG(lstride);
@@ -519,6 +488,7 @@ static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_comman
 }
 
 #undef ARG
+#undef ARG_ARRAY
 #undef ARG_LOCAL
 
 /* ---- host-pointer entry points ---- */
@@ -527,29 +497,17 @@ typedef struct {
     const geev_plan *plan;
 } host_job;
 
-/* Streams: A in; wr, wi, (VR,) info out. */
+/* Streams: A in; wr, wi, (VR,) info out; scratch SCR_*. */
 static bcl_status host_enqueue(bcl_context *ctx, void *user, cl_command_queue q, const cl_mem *in,
-                               const cl_mem *out, size_t count, cl_event *done)
+                               const cl_mem *out, const cl_mem *scratch, size_t first,
+                               size_t count, cl_event *done)
 {
+    (void)first; /* the chunk's arrays start at its first problem */
     const host_job *j = user;
     const int wantv = j->plan->wantv;
     geev_io io = {BCL_LAYOUT_CONTIGUOUS, count, in[0], out[0], out[1], wantv ? out[2] : NULL,
                   out[wantv ? 3 : 2], 0, 0, 0, 0, 0};
-    return enqueue_chunk(ctx, j->plan, q, bcl_queue_slot(ctx, q), &io, 0, count, 0, NULL, done);
-}
-
-static bcl_status summarize_info(bcl_context *ctx, const char *fn, const int *info, size_t batch)
-{
-    size_t failed = 0, first = 0;
-    for (size_t k = 0; k < batch; ++k)
-        if (info[k] != 0 && failed++ == 0)
-            first = k;
-    if (!failed)
-        return BCL_SUCCESS;
-    return bcl_fail(ctx, BCL_NUMERICAL_FAILURE,
-                    "%s: for %zu of %zu matrices not every eigenvalue was computed (first: matrix "
-                    "%zu, info %d: a non-finite entry, or no convergence); the others are complete",
-                    fn, failed, batch, first, info[first]);
+    return enqueue_chunk(ctx, j->plan, q, scratch, &io, 0, count, 0, NULL, done);
 }
 
 static bcl_status check_sizes(const bcl_context *ctx, const char *fn, int n, size_t batch, int dbl)
@@ -622,7 +580,8 @@ static bcl_status geev_host(bcl_context *ctx, const char *fn, int dbl, int n, si
     job.queues = p.queues;
     job.enqueue = host_enqueue;
     job.user = &hj;
-    job.scratch_bytes = scratch_per_problem(&plan, &job.scratch_largest);
+    job.n_scratch = SCR_COUNT;
+    scratch_sizes(&plan, job.scratch, NULL);
     job.in[job.n_in++] = (bcl_stream_in){A, mb};
     job.out[job.n_out++] = (bcl_stream_out){wr, vb, -1};
     job.out[job.n_out++] = (bcl_stream_out){wi, vb, -1};
@@ -634,7 +593,8 @@ static bcl_status geev_host(bcl_context *ctx, const char *fn, int dbl, int n, si
     ctx->recording = 0;
     if (s != BCL_SUCCESS)
         return s;
-    return summarize_info(ctx, fn, info, batch);
+    return bcl_summarize_info(ctx, fn, "eigenvalues not all computed: a non-finite entry or no "
+                              "convergence of the QR iteration", info, batch);
 }
 
 bcl_status bcl_sgeev(bcl_context *ctx, int n, size_t batch, const float *A, float *wr, float *wi,
@@ -651,28 +611,6 @@ bcl_status bcl_dgeev(bcl_context *ctx, int n, size_t batch, const double *A, dou
 
 /* ---- device-buffer entry points ---- */
 
-/* A device array must be a buffer of this context holding `elements` from `offset`. */
-static bcl_status check_buffer(const bcl_context *ctx, const char *fn, int argno, const char *name,
-                               cl_mem buf, size_t offset, size_t elements, size_t es)
-{
-    if (!buf)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is NULL", fn, argno, name);
-    size_t size = 0;
-    cl_context owner = NULL;
-    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS ||
-        clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof owner, &owner, NULL) != CL_SUCCESS)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is not a valid cl_mem", fn,
-                        argno, name);
-    if (owner != ctx->cl)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: argument %d (%s) belongs to another OpenCL context", fn, argno, name);
-    if (elements > ((size_t)-1 - offset) / es || (offset + elements) * es > size)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: argument %d (%s) holds %zu bytes; offset %zu + %zu elements need %zu",
-                        fn, argno, name, size, offset, elements, (offset + elements) * es);
-    return BCL_SUCCESS;
-}
-
 static bcl_status geev_cl(bcl_context *ctx, const char *fn, int dbl, int n, size_t batch,
                           bcl_layout layout, cl_mem A, size_t offA, cl_mem wr, size_t offWr,
                           cl_mem wi, size_t offWi, cl_mem VR, size_t offVR, cl_mem info,
@@ -687,26 +625,22 @@ static bcl_status geev_cl(bcl_context *ctx, const char *fn, int dbl, int n, size
         layout != BCL_LAYOUT_ROWWISE)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument 4 (layout = %d) is not a bcl_layout",
                         fn, (int)layout);
-    if ((num_wait > 0) != (wait != NULL))
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: num_wait = %u does not match the wait list pointer", fn, num_wait);
-    if (n == 0 || batch == 0) {
-        if (!event)
-            return BCL_SUCCESS;
-        cl_int err = clEnqueueMarkerWithWaitList(ctx->queue[0], num_wait, wait, event);
-        return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(ctx, err, "clEnqueueMarkerWithWaitList");
-    }
+    s = bcl_check_wait(ctx, fn, num_wait, wait);
+    if (s != BCL_SUCCESS)
+        return s;
+    if (n == 0 || batch == 0)
+        return bcl_empty_call(ctx, num_wait, wait, event);
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     const size_t nn = (size_t)n * (size_t)n;
-    s = check_buffer(ctx, fn, 5, "A", A, offA, batch * nn, es);
+    s = bcl_check_buffer(ctx, fn, 5, "A", A, offA, batch * nn, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 7, "wr", wr, offWr, batch * (size_t)n, es);
+        s = bcl_check_buffer(ctx, fn, 7, "wr", wr, offWr, batch * (size_t)n, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 9, "wi", wi, offWi, batch * (size_t)n, es);
+        s = bcl_check_buffer(ctx, fn, 9, "wi", wi, offWi, batch * (size_t)n, es);
     if (s == BCL_SUCCESS && VR)
-        s = check_buffer(ctx, fn, 11, "VR", VR, offVR, batch * nn, es);
+        s = bcl_check_buffer(ctx, fn, 11, "VR", VR, offVR, batch * nn, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 13, "info", info, offInfo, batch, sizeof(int));
+        s = bcl_check_buffer(ctx, fn, 13, "info", info, offInfo, batch, sizeof(int));
     if (s != BCL_SUCCESS)
         return s;
     /* outputs sharing a buffer with each other or with A must not overlap */
@@ -734,8 +668,8 @@ static bcl_status geev_cl(bcl_context *ctx, const char *fn, int dbl, int n, size
         return s;
     describe(ctx, &plan);
     /* chunks whose scratch stays within a share of the device memory */
-    size_t largest = 0;
-    const size_t per = scratch_per_problem(&plan, &largest);
+    size_t largest = 0, bytes[SCR_COUNT];
+    const size_t per = scratch_sizes(&plan, bytes, &largest);
     size_t chunk = (size_t)(ctx->dev.global_mem_bytes / CL_SCRATCH_SHARE) / per;
     const size_t by_alloc = (size_t)ctx->dev.max_alloc_bytes / largest;
     chunk = chunk < by_alloc ? chunk : by_alloc;
@@ -749,7 +683,13 @@ static bcl_status geev_cl(bcl_context *ctx, const char *fn, int dbl, int n, size
     for (size_t first = 0; first < batch; first += chunk) {
         const size_t count = batch - first < chunk ? batch - first : chunk;
         cl_event ev = NULL;
-        s = enqueue_chunk(ctx, &plan, ctx->queue[0], 0, &io, first, count, first ? 0 : num_wait,
+        cl_mem scr[SCR_COUNT] = {NULL};
+        for (int i = 0; i < SCR_COUNT && s == BCL_SUCCESS; ++i)
+            if (bytes[i])
+                s = bcl_scratch(ctx, i, count * bytes[i], &scr[i]);
+        if (s != BCL_SUCCESS)
+            break;
+        s = enqueue_chunk(ctx, &plan, ctx->queue[0], scr, &io, first, count, first ? 0 : num_wait,
                           first ? NULL : wait, &ev);
         if (last)
             clReleaseEvent(last);

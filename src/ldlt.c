@@ -272,8 +272,11 @@ typedef struct {
 
 /* Streams: inputs A or LD, then B; outputs X, LD, info in this order when present. */
 static bcl_status host_enqueue(bcl_context *ctx, void *user, cl_command_queue q, const cl_mem *in,
-                               const cl_mem *out, size_t count, cl_event *done)
+                               const cl_mem *out, const cl_mem *scratch, size_t first,
+                               size_t count, cl_event *done)
 {
+    (void)scratch;
+    (void)first;
     const host_job *j = user;
     int i = 0, o = 0;
     cl_mem A = NULL, B = NULL, X = NULL, LD = NULL, info = NULL;
@@ -326,33 +329,13 @@ static bcl_status check_method(const bcl_context *ctx, const char *fn, bcl_metho
 {
     switch (method) {
     case BCL_LDLT:
-        return BCL_SUCCESS;
     case BCL_AUTO:
     case BCL_HOUSEHOLDER_PCR:
     case BCL_EIGEN:
-        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED,
-                        "%s: method %d (%s) is not available in this build; use BCL_LDLT", fn,
-                        (int)method,
-                        method == BCL_AUTO ? "BCL_AUTO"
-                        : method == BCL_EIGEN ? "BCL_EIGEN"
-                                              : "BCL_HOUSEHOLDER_PCR");
+        return BCL_SUCCESS;
     }
     return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument 2 (method = %d) is not a bcl_method",
                     fn, (int)method);
-}
-
-static bcl_status summarize_info(bcl_context *ctx, const char *fn, const int *info, size_t batch)
-{
-    size_t failed = 0, first = 0;
-    for (size_t k = 0; k < batch; ++k)
-        if (info[k] != 0 && failed++ == 0)
-            first = k;
-    if (!failed)
-        return BCL_SUCCESS;
-    return bcl_fail(ctx, BCL_NUMERICAL_FAILURE,
-                    "%s: %zu of %zu problems are not numerically positive definite (first: "
-                    "problem %zu, pivot %d); their info is set, the others are solved",
-                    fn, failed, batch, first, info[first]);
 }
 
 /* Shared by sysv (A, B -> X, info), sytrf (A -> LD, info) and sytrs (LD, B -> X). */
@@ -420,11 +403,12 @@ static bcl_status ldlt_host(bcl_context *ctx, const char *fn, int dbl, int mode,
     s = bcl_pipeline_run(ctx, &job);
     if (s != BCL_SUCCESS)
         return s;
-    return info ? summarize_info(ctx, fn, info, batch) : BCL_SUCCESS;
+    return info ? bcl_summarize_info(ctx, fn, "not numerically positive definite", info, batch) : BCL_SUCCESS;
 }
 
 static bcl_status sysv(bcl_context *ctx, const char *fn, int dbl, bcl_method method, int n,
-                       int nrhs, size_t batch, const void *A, const void *B, void *X, int *info)
+                       int nrhs, size_t batch, const void *A, const void *B, void *X, int *info,
+                       void *residual, int *path)
 {
     if (!ctx)
         return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "%s: argument 1 (ctx) is NULL", fn);
@@ -438,20 +422,54 @@ static bcl_status sysv(bcl_context *ctx, const char *fn, int dbl, bcl_method met
     if (!A || !B || !X || !info)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is NULL", fn,
                         !A ? 6 : !B ? 7 : !X ? 8 : 9, !A ? "A" : !B ? "B" : !X ? "X" : "info");
-    return ldlt_host(ctx, fn, dbl, LDLT_FACTOR | LDLT_SOLVE, n, nrhs, batch, A, NULL, B, X, NULL,
-                     info);
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const size_t xb = batch * (size_t)n * (size_t)nrhs * es;
+    if (bcl_overlaps(residual, batch * es, X, xb) || bcl_overlaps(residual, batch * es, info, batch * sizeof(int)) ||
+        bcl_overlaps(path, batch * sizeof(int), X, xb) || bcl_overlaps(path, batch * sizeof(int), info, batch * sizeof(int)) ||
+        bcl_overlaps(residual, batch * es, path, batch * sizeof(int)))
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: residual or path overlaps another output", fn);
+    if (method != BCL_LDLT)
+        return bcl_symeig_sysv(ctx, fn, dbl, method, n, nrhs, batch, A, B, X, info, residual, path);
+    s = ldlt_host(ctx, fn, dbl, LDLT_FACTOR | LDLT_SOLVE, n, nrhs, batch, A, NULL, B, X,
+                             NULL, info);
+    if (path)
+        for (size_t k = 0; k < batch; ++k)
+            path[k] = BCL_LDLT;
+    if (residual && (s == BCL_SUCCESS || s == BCL_NUMERICAL_FAILURE)) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", bcl_last_error(ctx));
+        bcl_status r = bcl_residual_host(ctx, fn, dbl, n, nrhs, batch, A, B, X, residual);
+        if (r != BCL_SUCCESS)
+            return r;
+        bcl_fail(ctx, s, "%s", msg); /* keep the solve's explanation */
+    }
+    return s;
 }
 
 bcl_status bcl_ssysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
                      const float *A, const float *B, float *X, int *info)
 {
-    return sysv(ctx, "bcl_ssysv", 0, method, n, nrhs, batch, A, B, X, info);
+    return sysv(ctx, "bcl_ssysv", 0, method, n, nrhs, batch, A, B, X, info, NULL, NULL);
+}
+
+bcl_status bcl_ssysvx(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                      const float *A, const float *B, float *X, int *info, float *residual,
+                      int *path)
+{
+    return sysv(ctx, "bcl_ssysvx", 0, method, n, nrhs, batch, A, B, X, info, residual, path);
 }
 
 bcl_status bcl_dsysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
                      const double *A, const double *B, double *X, int *info)
 {
-    return sysv(ctx, "bcl_dsysv", 1, method, n, nrhs, batch, A, B, X, info);
+    return sysv(ctx, "bcl_dsysv", 1, method, n, nrhs, batch, A, B, X, info, NULL, NULL);
+}
+
+bcl_status bcl_dsysvx(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                      const double *A, const double *B, double *X, int *info, double *residual,
+                      int *path)
+{
+    return sysv(ctx, "bcl_dsysvx", 1, method, n, nrhs, batch, A, B, X, info, residual, path);
 }
 
 static bcl_status sytrf(bcl_context *ctx, const char *fn, int dbl, int n, size_t batch,
@@ -513,45 +531,6 @@ bcl_status bcl_dsytrs_ldlt(bcl_context *ctx, int n, int nrhs, size_t batch, cons
 
 /* ---- device-buffer entry points ---- */
 
-/* A device array must be a buffer of this context holding `elements` from `offset`. */
-static bcl_status check_buffer(const bcl_context *ctx, const char *fn, int argno, const char *name,
-                               cl_mem buf, size_t offset, size_t elements, size_t es)
-{
-    if (!buf)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is NULL", fn, argno, name);
-    size_t size = 0;
-    cl_context owner = NULL;
-    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS ||
-        clGetMemObjectInfo(buf, CL_MEM_CONTEXT, sizeof owner, &owner, NULL) != CL_SUCCESS)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is not a valid cl_mem", fn,
-                        argno, name);
-    if (owner != ctx->cl)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: argument %d (%s) belongs to another OpenCL context", fn, argno, name);
-    if (elements > ((size_t)-1 - offset) / es || (offset + elements) * es > size)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: argument %d (%s) holds %zu bytes; offset %zu + %zu elements need %zu",
-                        fn, argno, name, size, offset, elements, (offset + elements) * es);
-    return BCL_SUCCESS;
-}
-
-static bcl_status check_layout(const bcl_context *ctx, const char *fn, bcl_layout layout)
-{
-    if (layout != BCL_LAYOUT_CONTIGUOUS && layout != BCL_LAYOUT_INTERLEAVED)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: layout %d is not a bcl_layout", fn,
-                        (int)layout);
-    return BCL_SUCCESS;
-}
-
-static bcl_status check_wait(const bcl_context *ctx, const char *fn, cl_uint num_wait,
-                             const cl_event *wait)
-{
-    if ((num_wait > 0) != (wait != NULL))
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "%s: num_wait = %u does not match the wait list pointer", fn, num_wait);
-    return BCL_SUCCESS;
-}
-
 /* Checks shared by the device-buffer entry points, in argument order. */
 static bcl_status check_cl_call(const bcl_context *ctx, const char *fn, int dbl, int n, int nrhs,
                                 size_t batch, bcl_layout layout, cl_uint num_wait,
@@ -559,20 +538,10 @@ static bcl_status check_cl_call(const bcl_context *ctx, const char *fn, int dbl,
 {
     bcl_status s = check_sizes(ctx, fn, n, nrhs, batch, dbl);
     if (s == BCL_SUCCESS)
-        s = check_layout(ctx, fn, layout);
+        s = bcl_check_layout(ctx, fn, layout);
     if (s == BCL_SUCCESS)
-        s = check_wait(ctx, fn, num_wait, wait);
+        s = bcl_check_wait(ctx, fn, num_wait, wait);
     return s;
-}
-
-/* An empty call still gives the caller an event that completes after the wait list. */
-static bcl_status empty_call(bcl_context *ctx, cl_uint num_wait, const cl_event *wait,
-                             cl_event *event)
-{
-    if (!event)
-        return BCL_SUCCESS;
-    cl_int err = clEnqueueMarkerWithWaitList(ctx->queue[0], num_wait, wait, event);
-    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(ctx, err, "clEnqueueMarkerWithWaitList");
 }
 
 static bcl_status ldlt_device(bcl_context *ctx, const char *fn, int dbl, int mode, int n, int nrhs,
@@ -607,20 +576,23 @@ static bcl_status sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_method 
     if (s != BCL_SUCCESS)
         return s;
     if (n == 0 || nrhs == 0 || batch == 0)
-        return empty_call(ctx, num_wait, wait, event);
+        return bcl_empty_call(ctx, num_wait, wait, event);
     const size_t nb = (size_t)n * (size_t)nrhs;
-    s = check_buffer(ctx, fn, 7, "A", A, offA, batch * (size_t)n * (size_t)n, es);
+    s = bcl_check_buffer(ctx, fn, 7, "A", A, offA, batch * (size_t)n * (size_t)n, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 9, "B", B, offB, batch * nb, es);
+        s = bcl_check_buffer(ctx, fn, 9, "B", B, offB, batch * nb, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 11, "X", X, offX, batch * nb, es);
+        s = bcl_check_buffer(ctx, fn, 11, "X", X, offX, batch * nb, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 13, "info", info, offInfo, batch, sizeof(int));
+        s = bcl_check_buffer(ctx, fn, 13, "info", info, offInfo, batch, sizeof(int));
     if (s == BCL_SUCCESS && X == B && offX != offB)
         s = bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: X and B share a buffer at different offsets",
                      fn);
     if (s != BCL_SUCCESS)
         return s;
+    if (method != BCL_LDLT)
+        return bcl_symeig_sysv_cl(ctx, fn, dbl, method, n, nrhs, batch, layout, A, offA, B, offB,
+                                  X, offX, info, offInfo, num_wait, wait, event);
     return ldlt_device(ctx, fn, dbl, LDLT_FACTOR | LDLT_SOLVE, n, nrhs, batch, layout, A, offA, NULL,
                        0, B, offB, X, offX, info, offInfo, num_wait, wait, event);
 }
@@ -655,12 +627,12 @@ static bcl_status sytrf_cl(bcl_context *ctx, const char *fn, int dbl, int n, siz
     if (s != BCL_SUCCESS)
         return s;
     if (n == 0 || batch == 0)
-        return empty_call(ctx, num_wait, wait, event);
-    s = check_buffer(ctx, fn, 5, "A", A, offA, batch * (size_t)n * (size_t)n, es);
+        return bcl_empty_call(ctx, num_wait, wait, event);
+    s = bcl_check_buffer(ctx, fn, 5, "A", A, offA, batch * (size_t)n * (size_t)n, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 7, "LD", LD, offLD, batch * packed_size(n), es);
+        s = bcl_check_buffer(ctx, fn, 7, "LD", LD, offLD, batch * packed_size(n), es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 9, "info", info, offInfo, batch, sizeof(int));
+        s = bcl_check_buffer(ctx, fn, 9, "info", info, offInfo, batch, sizeof(int));
     if (s != BCL_SUCCESS)
         return s;
     return ldlt_device(ctx, fn, dbl, LDLT_FACTOR | LDLT_STORE, n, 1, batch, layout, A, offA, LD,
@@ -695,13 +667,13 @@ static bcl_status sytrs_cl(bcl_context *ctx, const char *fn, int dbl, int n, int
     if (s != BCL_SUCCESS)
         return s;
     if (n == 0 || nrhs == 0 || batch == 0)
-        return empty_call(ctx, num_wait, wait, event);
+        return bcl_empty_call(ctx, num_wait, wait, event);
     const size_t nb = (size_t)n * (size_t)nrhs;
-    s = check_buffer(ctx, fn, 6, "LD", LD, offLD, batch * packed_size(n), es);
+    s = bcl_check_buffer(ctx, fn, 6, "LD", LD, offLD, batch * packed_size(n), es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 8, "B", B, offB, batch * nb, es);
+        s = bcl_check_buffer(ctx, fn, 8, "B", B, offB, batch * nb, es);
     if (s == BCL_SUCCESS)
-        s = check_buffer(ctx, fn, 10, "X", X, offX, batch * nb, es);
+        s = bcl_check_buffer(ctx, fn, 10, "X", X, offX, batch * nb, es);
     if (s == BCL_SUCCESS && X == B && offX != offB)
         s = bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: X and B share a buffer at different offsets",
                      fn);

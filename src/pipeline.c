@@ -42,7 +42,7 @@ static const bcl_pinned *find_pinned(const bcl_context *ctx, const void *p, size
 
 static void release_slot(bcl_context *ctx, bcl_slot *s)
 {
-    for (int i = 0; i < BCL_MAX_STREAMS; ++i) {
+    for (int i = 0; i < 3 * BCL_MAX_STREAMS; ++i) {
         if (s->dev[i])
             clReleaseMemObject(s->dev[i]);
         if (s->pin[i]) {
@@ -56,50 +56,43 @@ static void release_slot(bcl_context *ctx, bcl_slot *s)
 
 void bcl_pipeline_release(bcl_context *ctx)
 {
-    for (int q = 0; q < BCL_MAX_QUEUES; ++q) {
+    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
         release_slot(ctx, &ctx->slot[q]);
-        for (int i = 0; i < BCL_SCRATCH_ARRAYS; ++i) {
-            if (ctx->scratch[q][i])
-                clReleaseMemObject(ctx->scratch[q][i]);
-            ctx->scratch[q][i] = NULL;
-            ctx->scratch_bytes[q][i] = 0;
-        }
+    for (int i = 0; i < BCL_SCRATCH_ARRAYS; ++i) {
+        if (ctx->scratch[i])
+            clReleaseMemObject(ctx->scratch[i]);
+        ctx->scratch[i] = NULL;
+        ctx->scratch_bytes[i] = 0;
     }
 }
 
-int bcl_queue_slot(const bcl_context *ctx, cl_command_queue q)
-{
-    for (int i = 0; i < ctx->nqueues; ++i)
-        if (ctx->queue[i] == q)
-            return i;
-    return 0;
-}
-
-bcl_status bcl_scratch(bcl_context *ctx, int slot, int idx, size_t bytes, cl_mem *out)
+bcl_status bcl_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out)
 {
     if (bytes == 0)
         bytes = 1;
-    if (ctx->scratch_bytes[slot][idx] < bytes) {
+    if (ctx->scratch_bytes[idx] < bytes) {
         /* commands still using the old buffer keep it alive until they finish */
-        if (ctx->scratch[slot][idx])
-            clReleaseMemObject(ctx->scratch[slot][idx]);
+        if (ctx->scratch[idx])
+            clReleaseMemObject(ctx->scratch[idx]);
         cl_int err;
-        ctx->scratch[slot][idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
-        ctx->scratch_bytes[slot][idx] = err == CL_SUCCESS ? bytes : 0;
+        ctx->scratch[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+        ctx->scratch_bytes[idx] = err == CL_SUCCESS ? bytes : 0;
         if (err != CL_SUCCESS) {
-            ctx->scratch[slot][idx] = NULL;
+            ctx->scratch[idx] = NULL;
             return bcl_cl_fail(ctx, err, "allocating a device scratch buffer");
         }
     }
-    *out = ctx->scratch[slot][idx];
+    *out = ctx->scratch[idx];
     return BCL_SUCCESS;
 }
 
-/* Slot buffer `idx` (inputs first, then outputs) of at least `bytes`. */
-static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t bytes, int pinned)
+/* Slot buffers `idx` (inputs first, then outputs): a device buffer of at least `bytes` and, when
+ * `pinned`, a mapped staging buffer of at least `pin_bytes`. */
+static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t bytes, size_t pin_bytes,
+                              int pinned)
 {
     cl_int err;
-    if (s->dev_bytes[idx] < bytes) {
+    if (bytes && s->dev_bytes[idx] < bytes) {
         if (s->dev[idx])
             clReleaseMemObject(s->dev[idx]);
         s->dev[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
@@ -109,7 +102,7 @@ static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t byt
             return bcl_cl_fail(ctx, err, "allocating a device chunk buffer");
         }
     }
-    if (pinned && s->pin_bytes[idx] < bytes) {
+    if (pinned && s->pin_bytes[idx] < pin_bytes) {
         if (s->pin[idx]) {
             clEnqueueUnmapMemObject(ctx->queue[0], s->pin[idx], s->pin_ptr[idx], 0, NULL, NULL);
             clFinish(ctx->queue[0]);
@@ -117,21 +110,21 @@ static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t byt
             s->pin[idx] = NULL;
             s->pin_bytes[idx] = 0;
         }
-        s->pin[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
+        s->pin[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, pin_bytes,
                                      NULL, &err);
         if (err != CL_SUCCESS) {
             s->pin[idx] = NULL;
             return bcl_cl_fail(ctx, err, "allocating a pinned staging buffer");
         }
         s->pin_ptr[idx] = clEnqueueMapBuffer(ctx->queue[0], s->pin[idx], CL_TRUE,
-                                             CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL,
-                                             &err);
+                                             CL_MAP_READ | CL_MAP_WRITE, 0, pin_bytes, 0, NULL,
+                                             NULL, &err);
         if (err != CL_SUCCESS) {
             clReleaseMemObject(s->pin[idx]);
             s->pin[idx] = NULL;
             return bcl_cl_fail(ctx, err, "mapping a pinned staging buffer");
         }
-        s->pin_bytes[idx] = bytes;
+        s->pin_bytes[idx] = pin_bytes;
     }
     return BCL_SUCCESS;
 }
@@ -145,6 +138,8 @@ static bcl_status run_unified(bcl_context *ctx, const bcl_job *job, size_t chunk
         cl_mem in[BCL_MAX_STREAMS] = {0}, out[BCL_MAX_STREAMS] = {0};
         cl_int err = CL_SUCCESS;
         for (int i = 0; i < job->n_in && err == CL_SUCCESS; ++i) {
+            if (job->in[i].bytes == 0)
+                continue; /* an empty array (e of a 1x1 tridiagonal system): no buffer */
             int written = 0;
             for (int o = 0; o < job->n_out; ++o)
                 written |= job->out[o].alias_of == i;
@@ -155,6 +150,8 @@ static bcl_status run_unified(bcl_context *ctx, const bcl_job *job, size_t chunk
                                    (char *)job->in[i].host + first * job->in[i].bytes, &err);
         }
         for (int o = 0; o < job->n_out && err == CL_SUCCESS; ++o) {
+            if (job->out[o].bytes == 0)
+                continue; /* an empty array: no buffer */
             if (job->out[o].alias_of >= 0) {
                 out[o] = in[job->out[o].alias_of];
                 clRetainMemObject(out[o]);
@@ -166,11 +163,20 @@ static bcl_status run_unified(bcl_context *ctx, const bcl_job *job, size_t chunk
         }
         if (err != CL_SUCCESS)
             status = bcl_cl_fail(ctx, err, "wrapping host arrays (CL_MEM_USE_HOST_PTR)");
+        cl_mem scratch[BCL_MAX_STREAMS] = {0};
+        bcl_slot *sl = &ctx->slot[0];
+        for (int i = 0; i < job->n_scratch && status == BCL_SUCCESS; ++i)
+            if (job->scratch[i]) {
+                status = slot_buffer(ctx, sl, 2 * BCL_MAX_STREAMS + i, chunk * job->scratch[i], 0, 0);
+                scratch[i] = sl->dev[2 * BCL_MAX_STREAMS + i];
+            }
         cl_event done = NULL;
         if (status == BCL_SUCCESS)
-            status = job->enqueue(ctx, job->user, ctx->queue[0], in, out, count, &done);
+            status = job->enqueue(ctx, job->user, ctx->queue[0], in, out, scratch, first, count, &done);
         /* mapping makes the results visible in the host arrays */
         for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
+            if (!out[o])
+                continue;
             void *p = clEnqueueMapBuffer(ctx->queue[0], out[o], CL_TRUE, CL_MAP_READ, 0,
                                          count * job->out[o].bytes, 0, NULL, NULL, &err);
             if (err != CL_SUCCESS)
@@ -231,10 +237,12 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
         const size_t count = job->batch - first < chunk ? job->batch - first : chunk;
         cl_mem in[BCL_MAX_STREAMS] = {0}, out[BCL_MAX_STREAMS] = {0};
         for (int i = 0; i < job->n_in && status == BCL_SUCCESS; ++i) {
+            if (job->in[i].bytes == 0)
+                continue; /* an empty array: no buffer */
             const size_t len = count * job->in[i].bytes;
             const char *src = (const char *)job->in[i].host + first * job->in[i].bytes;
             const int stage = ctx->staging && !find_pinned(ctx, src, len);
-            status = slot_buffer(ctx, s, i, chunk * job->in[i].bytes, stage);
+            status = slot_buffer(ctx, s, i, chunk * job->in[i].bytes, chunk * job->in[i].bytes, stage);
             if (status != BCL_SUCCESS)
                 break;
             if (stage) {
@@ -255,30 +263,49 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
         for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
             const size_t len = count * job->out[o].bytes;
             void *dst = (char *)job->out[o].host + first * job->out[o].bytes;
+            if (len == 0) { /* an empty array: no buffer, nothing to read */
+                f->staged_out[o] = 0;
+                continue;
+            }
             f->staged_out[o] = ctx->staging && !find_pinned(ctx, dst, len);
-            status = slot_buffer(ctx, s, job->n_in + o, chunk * job->out[o].bytes,
-                                 f->staged_out[o]);
-            out[o] = s->dev[job->n_in + o];
+            /* an in-place output is its input's device buffer (only a staging buffer of its own) */
+            const int alias = job->out[o].alias_of;
+            status = slot_buffer(ctx, s, job->n_in + o, alias >= 0 ? 0 : chunk * job->out[o].bytes,
+                                 f->staged_out[o] ? chunk * job->out[o].bytes : 0, f->staged_out[o]);
+            out[o] = alias >= 0 ? in[alias] : s->dev[job->n_in + o];
         }
+        cl_mem scratch[BCL_MAX_STREAMS] = {0};
+        for (int i = 0; i < job->n_scratch && status == BCL_SUCCESS; ++i)
+            if (job->scratch[i]) {
+                status = slot_buffer(ctx, s, 2 * BCL_MAX_STREAMS + i, chunk * job->scratch[i], 0, 0);
+                scratch[i] = s->dev[2 * BCL_MAX_STREAMS + i];
+            }
         cl_event kernel_done = NULL;
         if (status == BCL_SUCCESS)
-            status = job->enqueue(ctx, job->user, q, in, out, count, &kernel_done);
+            status = job->enqueue(ctx, job->user, q, in, out, scratch, first, count, &kernel_done);
         if (kernel_done)
             clReleaseEvent(kernel_done);
         for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
             const size_t len = count * job->out[o].bytes;
             void *dst = f->staged_out[o] ? s->pin_ptr[job->n_in + o]
                                          : (char *)job->out[o].host + first * job->out[o].bytes;
-            const int last = o == job->n_out - 1;
+            if (len == 0)
+                continue;
             cl_event ev = NULL;
             cl_int err = clEnqueueReadBuffer(q, out[o], CL_FALSE, 0, len, dst, 0, NULL,
-                                             last ? &f->done : ctx->recording ? &ev : NULL);
+                                             ctx->recording ? &ev : NULL);
             if (err != CL_SUCCESS)
                 status = bcl_cl_fail(ctx, err, "clEnqueueReadBuffer of a chunk");
-            if (err == CL_SUCCESS && ctx->recording)
-                bcl_step_record(ctx, "transfer out", last ? f->done : ev);
-            if (ev)
+            if (ev) {
+                bcl_step_record(ctx, "transfer out", ev);
                 clReleaseEvent(ev);
+            }
+        }
+        /* the slot's chunk is done when everything enqueued on its queue is */
+        if (status == BCL_SUCCESS) {
+            cl_int err = clEnqueueMarkerWithWaitList(q, 0, NULL, &f->done);
+            if (err != CL_SUCCESS)
+                status = bcl_cl_fail(ctx, err, "clEnqueueMarkerWithWaitList");
         }
         f->first = first;
         f->count = count;
@@ -306,8 +333,10 @@ bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job)
         per += job->out[o].bytes;
         largest = job->out[o].bytes > largest ? job->out[o].bytes : largest;
     }
-    per += job->scratch_bytes;
-    largest = job->scratch_largest > largest ? job->scratch_largest : largest;
+    for (int i = 0; i < job->n_scratch; ++i) {
+        per += job->scratch[i];
+        largest = job->scratch[i] > largest ? job->scratch[i] : largest;
+    }
     const int unified = ctx->zero_copy;
     int slots = job->queues > 0 ? job->queues : ctx->nqueues;
     if (slots > ctx->nqueues)

@@ -59,6 +59,40 @@ static void geev_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_param
     p->chunk_problems = 16384;
 }
 
+/* Tridiagonal systems: Thomas in vector lanes on CPUs; on GPUs chunks of rows per work-item, so
+ * that one system fits one work-group up to thousands of rows and the PCR part stays short. */
+static void tridiag_heuristic(const bcl_device_info *dev, int dbl, int m, bcl_params *p)
+{
+    if (!dev->is_gpu) {
+        cl_uint width = dbl ? dev->vector_width_double : dev->vector_width_float;
+        p->mapping = BCL_MAPPING_SIMD;
+        p->problems_per_work_item = width >= 16 ? 16 : width >= 8 ? 8 : width >= 4 ? 4 : width >= 2 ? 2 : 1;
+        p->problems_per_group = 4 * p->problems_per_work_item;
+        p->unroll = -1;
+        return;
+    }
+    p->mapping = BCL_MAPPING_HYBRID;
+    /* measured on an H100 (README): 4 rows per work-item up to m = 32, 8 up to 2048 */
+    p->rows_per_work_item = m <= 8 ? 1 : m <= 32 ? 4 : m <= 2048 ? 8 : 16;
+    if (p->rows_per_work_item == 1)
+        p->mapping = BCL_MAPPING_COLLABORATIVE;
+    p->unroll = 1;
+}
+
+/* Householder and the eigen routines: on CPUs one matrix per work-item in vector lanes; on GPUs
+ * the collaborative version (a work-item per row). */
+static void sytrd_heuristic(const bcl_device_info *dev, int dbl, bcl_params *p)
+{
+    if (!dev->is_gpu) {
+        cl_uint width = dbl ? dev->vector_width_double : dev->vector_width_float;
+        p->mapping = BCL_MAPPING_SIMD;
+        p->problems_per_work_item = width >= 8 ? 8 : width >= 4 ? 4 : width >= 2 ? 2 : 1;
+        p->problems_per_group = 2 * p->problems_per_work_item;
+        return;
+    }
+    p->mapping = BCL_MAPPING_COLLABORATIVE;
+}
+
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
                        bcl_params *out)
 {
@@ -70,6 +104,13 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
     case BCL_ROUTINE_GEEV:
         geev_heuristic(&ctx->dev, dbl, n, out);
         break;
+    case BCL_ROUTINE_TRIDIAG:
+        tridiag_heuristic(&ctx->dev, dbl, n, out);
+        break;
+    case BCL_ROUTINE_SYTRD:
+        sytrd_heuristic(&ctx->dev, dbl, out);
+        break;
+    case BCL_ROUTINE_PCYCLIC: /* the driver decides from n, p and the batch (src/pcyclic.c) */
     case BCL_ROUTINE_COUNT:
         break;
     }
@@ -88,6 +129,12 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
         out->simd_interleaved = f->simd_interleaved;
     if (f->unroll)
         out->unroll = f->unroll;
+    if (f->rows_per_work_item)
+        out->rows_per_work_item = f->rows_per_work_item;
+    if (f->eigen_threshold > 0)
+        out->eigen_threshold = f->eigen_threshold;
+    if (f->auto_residual > 0)
+        out->auto_residual = f->auto_residual;
     if (f->problems_per_work_item)
         out->problems_per_work_item = f->problems_per_work_item;
     if (f->chunk_problems)
@@ -104,4 +151,8 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
         out->hess_layout = f->hess_layout;
     if (f->qr_sweeps_max)
         out->qr_sweeps_max = f->qr_sweeps_max;
+    if (f->pcyclic_method)
+        out->pcyclic_method = f->pcyclic_method;
+    if (f->pcyclic_cv_columns)
+        out->pcyclic_cv_columns = f->pcyclic_cv_columns;
 }
