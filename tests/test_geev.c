@@ -195,10 +195,19 @@ static void apply(bcl_context *ctx, const variant *v)
 
 /* ---- eigenvalues: every n from 1 to 64, every class, the table's variant ---- */
 
+/* The next size of the value grids: every n, or in the quick (sanitizer) pass every n to 8, then
+ * steps of 7 and the largest. */
+static int next_size(int n)
+{
+    if (!tu_quick() || n < 8)
+        return n + 1;
+    return n == 64 ? 65 : n + 7 < 64 ? n + 7 : 64;
+}
+
 static void values_all(int dbl)
 {
     bcl_context *ctx = tu_context();
-    for (int n = 1; n <= 64; ++n) {
+    for (int n = 1; n <= 64; n = next_size(n)) {
         ref_batch b = make_batch(n, dbl, NULL, 0, 2, 100u * n + (uint64_t)dbl);
         results r = run(ctx, &b, 0, BCL_SUCCESS);
         check(ctx, &b, &r, "table");
@@ -238,13 +247,15 @@ static void test_mappings(void **state)
 {
     (void)state;
     bcl_context *ctx = tu_context();
-    const int sizes[] = {1, 2, 3, 5, 13, 30, 64};
+    const int all_sizes[] = {1, 2, 3, 5, 13, 30, 64}, quick_sizes[] = {1, 3, 13, 64};
+    const int *sizes = tu_quick() ? quick_sizes : all_sizes;
+    const size_t nsizes = tu_quick() ? 4 : sizeof all_sizes / sizeof all_sizes[0];
     for (int dbl = 1; dbl >= 0; --dbl)
         for (size_t v = 0; v < N_VARIANTS; ++v) {
             /* single precision on a subset: the arithmetic is the same code */
             if (!dbl && v != 1 && v != 4)
                 continue;
-            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+            for (size_t s = 0; s < nsizes; ++s) {
                 const int n = sizes[s];
                 ref_batch b = make_batch(n, dbl, NULL, 0, 1, 7u * n + v);
                 apply(ctx, &variants[v]);
@@ -282,6 +293,7 @@ static void test_vectors(void **state)
     (void)state;
     bcl_context *ctx = tu_context();
     const int sizes[] = {1, 2, 3, 4, 7, 12, 25, 40, 64};
+    const int quick = tu_quick();
     const size_t picks[] = {0, 1, 4, 5};
     for (int dbl = 1; dbl >= 0; --dbl)
         for (size_t pi = 0; pi < sizeof picks / sizeof picks[0]; ++pi) {
@@ -291,6 +303,8 @@ static void test_vectors(void **state)
             for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
                 const int n = sizes[s];
                 if (pi > 0 && n > 25 && n != 64)
+                    continue;
+                if (quick && n != 2 && n != 7 && n != 64)
                     continue;
                 ref_batch b = make_batch(n, dbl, NULL, 0, 1, 31u * n + pi);
                 apply(ctx, v);
