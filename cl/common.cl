@@ -42,6 +42,105 @@ typedef REAL_T real;
 #define SPLIT_INDEX(t, nprob, per, p, e) do { (p) = (t) / (per); (e) = (t) - (p) * (per); } while (0)
 #endif
 
+/* Arrangements of a batch (= bcl_layout): MW (problem k at k*per), EW (element e of problem k at
+ * e*stride + k), RW (n-by-n arrays only: row i of problem k at (i*stride + k)*n, contiguous).
+ * Elements of an n-by-n matrix are numbered column-major. Used with run-time layouts (geev). */
+#define LAY_MW 0
+#define LAY_EW 1
+#define LAY_RW 2
+
+/* Address of element e of matrix k in an array of `per` elements per matrix. */
+ulong layout_addr(int layout, ulong k, uint e, uint per, int n, ulong stride)
+{
+    if (layout == LAY_EW)
+        return (ulong)e * stride + k;
+    if (layout == LAY_RW && per == (uint)(n * n)) {
+        const uint j = e / (uint)n, i = e - j * (uint)n;
+        return ((ulong)i * stride + k) * (ulong)n + j;
+    }
+    return k * (ulong)per + e;
+}
+
+/* Address of element (i, j) of n-by-n matrix k (no division: the copy loops' inner form). */
+ulong layout_addr_ij(int layout, ulong k, uint i, uint j, int n, ulong stride)
+{
+    if (layout == LAY_EW)
+        return ((ulong)j * (ulong)n + i) * stride + k;
+    if (layout == LAY_RW)
+        return ((ulong)i * stride + k) * (ulong)n + j;
+    return (k * (ulong)n + j) * (ulong)n + i;
+}
+
+/* The elements of a block of nprob matrices in the address order of a layout, visited from flat
+ * position `start` in steps of `step` (a work-item's share of a cooperative copy). The position
+ * is kept as mixed-radix digits, so that a step costs a few additions instead of divisions.
+ * Digits, fastest first: n-by-n arrays MW (i, j, p), EW (p, i, j), RW (j, p, i); others MW and
+ * RW (e, p), EW (p, e). */
+typedef struct {
+    uint d0, d1, d2, r0, r1, s0, s1, s2;
+    int order; /* 0..4 as listed */
+} batch_walk;
+
+void walk_init(batch_walk *w, int layout, uint nprob, uint per, int n, uint start, uint step)
+{
+    const uint un = (uint)n;
+    const bool square = per == un * un;
+    if (square)
+        w->order = layout == LAY_EW ? 1 : layout == LAY_RW ? 2 : 0;
+    else
+        w->order = layout == LAY_EW ? 4 : 3;
+    switch (w->order) {
+    case 0: w->r0 = un; w->r1 = un; break;
+    case 1: w->r0 = nprob; w->r1 = un; break;
+    case 2: w->r0 = un; w->r1 = nprob; break;
+    case 3: w->r0 = per; w->r1 = nprob; break;
+    default: w->r0 = nprob; w->r1 = per; break;
+    }
+    w->d0 = start % w->r0;
+    start /= w->r0;
+    w->d1 = start % w->r1;
+    w->d2 = start / w->r1;
+    w->s0 = step % w->r0;
+    step /= w->r0;
+    w->s1 = step % w->r1;
+    w->s2 = step / w->r1;
+}
+
+void walk_next(batch_walk *w)
+{
+    w->d0 += w->s0;
+    uint c = w->d0 >= w->r0;
+    if (c)
+        w->d0 -= w->r0;
+    w->d1 += w->s1 + c;
+    c = w->d1 >= w->r1;
+    if (c)
+        w->d1 -= w->r1;
+    w->d2 += w->s2 + c;
+}
+
+uint walk_p(const batch_walk *w)
+{
+    return w->order == 0 ? w->d2 : (w->order == 1 || w->order == 4) ? w->d0 : w->d1;
+}
+
+/* row and column (n-by-n arrays) */
+uint walk_i(const batch_walk *w)
+{
+    return w->order == 0 ? w->d0 : w->order == 1 ? w->d1 : w->d2;
+}
+
+uint walk_j(const batch_walk *w)
+{
+    return w->order == 0 ? w->d1 : w->order == 1 ? w->d2 : w->d0;
+}
+
+/* element (other arrays) */
+uint walk_e(const batch_walk *w)
+{
+    return w->order == 3 ? w->d0 : w->d1;
+}
+
 /* Vector lanes: kernels built with -DVW=w hold w problems per work-item in the lanes of an OpenCL
  * vector (CPUs); realv / maskv are then the vector and comparison-mask types. */
 #ifndef VW

@@ -1,6 +1,7 @@
 /* batchcl: the library's command — device information, the main job (a large verified batch
  * solve) and the benchmarks, each compared with LAPACK on the same machine in the same run. */
 #include "batchcl.h"
+#include "hostutil.h"
 #include "matgen.h"
 #include "oracle.h"
 
@@ -16,25 +17,6 @@
 #endif
 
 void openblas_set_num_threads(int n); /* OpenBLAS: one thread per call inside our OpenMP loops */
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void die(bcl_context *ctx, bcl_status s, const char *what)
 {
@@ -59,6 +41,9 @@ typedef struct {
     int order;               /* bench pcyclic: N = n*p to aim at */
     int method;              /* bench pcyclic: 0 table, 1 clBLAST, 2 batched kernels */
     const char *methods;     /* bench sysv: all or some of ldlt,hpcr,eigen,auto (default ldlt) */
+    size_t chunks[32]; /* bench geev: host-memory chunk sizes */
+    int chunk_count;
+    int vectors; /* bench geev: also the eigenvectors */
 } options;
 
 static void parse_ints(const char *s, int *list, int *count)
@@ -93,6 +78,9 @@ static void usage(void)
          "  bench sysv                symmetric solves per n, method and mapping, vs LAPACK (LDL^T:\n"
          "                            spotrf+spotrs; Householder + PCR and AUTO: ssysv; eigen: ssyevd)\n"
          "  bench syevd               eigendecompositions per n (sytrd + stedc), vs LAPACK ssyevd\n"
+         "  bench geev                eigenvalues of non-symmetric matrices (Tokura et al. 2017,\n"
+         "                            Tables 1, 2, 4): steps per mapping, transfers, chunk sweep,\n"
+         "                            vs LAPACK dgeev sequential and with OpenMP; double precision\n"
          "  bench gtsv | ptsv         tridiagonal solves per m and variant, vs LAPACK ?gtsv / ?ptsv\n"
          "                            (default m 64,256,1024 with 2^24/m systems on GPUs)\n"
          "  bench pcyclic             block p-cyclic inversion (BSOFI) per n: GFLOP/s, clBLAST\n"
@@ -110,6 +98,12 @@ static void usage(void)
          "  --reps R                  timed repetitions, the median is reported (default 5)\n"
          "  --ppg P                   bench: problems per work-group of the forced variants\n"
          "  --no-lapack               skip the LAPACK baseline\n"
+         "bench geev:\n"
+         "  --n LIST                  default 5,10,15,20,25,30\n"
+         "  --batch N                 default 500000 on GPUs, 20000 on CPUs\n"
+         "  --mapping auto|all        the table's choice only, or every SWB/MWB mapping and p\n"
+         "  --chunks LIST             chunk sizes of the host-memory sweep (default 1024 to 262144)\n"
+         "  --vectors                 also compute and time the eigenvectors\n"
          "pcyclic options: --n LIST (block sizes), --p LIST (blocks; default N/n), --order N (the\n"
          "  matrix order aimed at, default 10240 on GPUs, 2048 on CPUs), --method 0|1|2, --batch B\n"
          "  (matrices per call; > 1 with n <= 32 runs the batched kernels)");
@@ -316,7 +310,7 @@ static double lapack_rate(bcl_method m, int n, int nrhs, size_t batch, int dbl, 
     const size_t cap = m == BCL_LDLT ? (size_t)1 << 18 : (size_t)1 << 15;
     const size_t count = batch < cap ? batch : cap;
     const int lwork = 1 + 6 * n + 2 * n * n + 64 * n, liwork = 3 + 5 * n;
-    double t0 = now();
+    double t0 = hu_now();
 #pragma omp parallel
     {
         char *a = malloc(nn * es), *x = malloc(nb * es), *w = malloc((size_t)n * es),
@@ -335,63 +329,7 @@ static double lapack_rate(bcl_method m, int n, int nrhs, size_t batch, int dbl, 
         free(work);
         free(iwork);
     }
-    return (double)count / (now() - t0);
-}
-
-/* ---- device bandwidth yardstick: a float4 copy kernel ---- */
-
-static const char *copy_source =
-    "__kernel void copy4(__global const float4 *a, __global float4 *b) {\n"
-    "  size_t i = get_global_id(0); b[i] = a[i]; }\n";
-
-static double copy_bandwidth(bcl_context *ctx)
-{
-    cl_context c = bcl_cl_context(ctx);
-    cl_device_id d = bcl_cl_device(ctx);
-    bcl_device_info info;
-    bcl_device_info_get(ctx, &info);
-    size_t bytes = (size_t)1 << 30;
-    if (bytes > info.max_alloc_bytes / 2)
-        bytes = (size_t)(info.max_alloc_bytes / 2);
-    bytes &= ~(size_t)4095;
-    cl_int err;
-    cl_program p = clCreateProgramWithSource(c, 1, &copy_source, NULL, &err);
-    if (err || clBuildProgram(p, 1, &d, "", NULL, NULL) != CL_SUCCESS)
-        return 0;
-    cl_kernel k = clCreateKernel(p, "copy4", &err);
-    cl_mem a = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    cl_command_queue q = clCreateCommandQueue(c, d, CL_QUEUE_PROFILING_ENABLE, &err);
-    float zero = 1.0f;
-    clEnqueueFillBuffer(q, a, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
-    clSetKernelArg(k, 0, sizeof a, &a);
-    clSetKernelArg(k, 1, sizeof b, &b);
-    size_t global = bytes / 16;
-    double t[7];
-    for (int r = 0; r < 7; ++r) {
-        cl_event ev;
-        clEnqueueNDRangeKernel(q, k, 1, NULL, &global, NULL, 0, NULL, &ev);
-        clWaitForEvents(1, &ev);
-        cl_ulong s, e;
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL);
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL);
-        t[r] = (double)(e - s) * 1e-9;
-        clReleaseEvent(ev);
-    }
-    clReleaseMemObject(a);
-    clReleaseMemObject(b);
-    clReleaseKernel(k);
-    clReleaseProgram(p);
-    clReleaseCommandQueue(q);
-    return 2.0 * (double)bytes / median(t + 1, 6);
-}
-
-static double event_seconds(cl_event ev)
-{
-    cl_ulong s = 0, e = 0;
-    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof s, &s, NULL);
-    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof e, &e, NULL);
-    return (double)(e - s) * 1e-9;
+    return (double)count / (hu_now() - t0);
 }
 
 /* ---- device-resident run of the LDL^T solve: median kernel time over reps ---- */
@@ -434,7 +372,7 @@ static bcl_status device_time(bcl_context *ctx, bcl_method m, int n, int nrhs, s
     for (int r = 0; r <= reps && s == BCL_SUCCESS; ++r) { /* the first run builds and warms up */
         cl_event ev = NULL;
         clFinish(bcl_cl_queue(ctx));
-        const double t0 = now();
+        const double t0 = hu_now();
         s = dbl ? bcl_dsysv_cl(ctx, m, n, nrhs, batch, BCL_LAYOUT_CONTIGUOUS, d->A, 0, d->B, 0, d->X,
                                0, d->info, 0, 0, NULL, &ev)
                 : bcl_ssysv_cl(ctx, m, n, nrhs, batch, BCL_LAYOUT_CONTIGUOUS, d->A, 0, d->B, 0, d->X,
@@ -443,12 +381,12 @@ static bcl_status device_time(bcl_context *ctx, bcl_method m, int n, int nrhs, s
             clWaitForEvents(1, &ev);
             /* LDL^T is one kernel: its profiled time; the other methods run several kernels (and
              * AUTO reads the residuals back to pick the failures): wall time from enqueue to end */
-            t[r] = m == BCL_LDLT ? event_seconds(ev) : now() - t0;
+            t[r] = m == BCL_LDLT ? hu_event_seconds(ev) : hu_now() - t0;
             clReleaseEvent(ev);
         }
     }
     if (s == BCL_SUCCESS)
-        *seconds = median(t + 1, reps);
+        *seconds = hu_median(t + 1, reps);
     free(t);
     return s;
 }
@@ -522,21 +460,21 @@ static int cmd_solve(options *o)
         fprintf(stderr, "batchcl: out of host memory for %zu problems\n", batch);
         return 2;
     }
-    double t0 = now();
+    double t0 = hu_now();
     make_batch(n, nrhs, batch, dbl, 2024, A, B);
-    printf("  generated the batch (randomized Xi_rho matrices, congruence-scaled) in %.2f s\n", now() - t0);
+    printf("  generated the batch (randomized Xi_rho matrices, congruence-scaled) in %.2f s\n", hu_now() - t0);
 
     /* host pointers, transfers included; the first call also builds the kernel */
-    t0 = now();
+    t0 = hu_now();
     s = dbl ? bcl_dsysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info)
             : bcl_ssysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info);
-    double first = now() - t0;
+    double first = hu_now() - t0;
     if (s != BCL_SUCCESS && s != BCL_NUMERICAL_FAILURE)
         die(ctx, s, "sysv");
-    t0 = now();
+    t0 = hu_now();
     s = dbl ? bcl_dsysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info)
             : bcl_ssysv(ctx, BCL_LDLT, n, nrhs, batch, A, B, X, info);
-    double host_s = now() - t0;
+    double host_s = hu_now() - t0;
     size_t failed = 0;
     for (size_t k = 0; k < batch; ++k)
         failed += info[k] != 0;
@@ -551,10 +489,10 @@ static int cmd_solve(options *o)
     if (Ap && Bp && Xp) {
         memcpy(Ap, A, batch * nn * es);
         memcpy(Bp, B, batch * nb * es);
-        t0 = now();
+        t0 = hu_now();
         s = dbl ? bcl_dsysv(ctx, BCL_LDLT, n, nrhs, batch, Ap, Bp, Xp, info)
                 : bcl_ssysv(ctx, BCL_LDLT, n, nrhs, batch, Ap, Bp, Xp, info);
-        double pinned_s = now() - t0;
+        double pinned_s = hu_now() - t0;
         if (s != BCL_SUCCESS && s != BCL_NUMERICAL_FAILURE)
             die(ctx, s, "sysv (pinned)");
         int same = memcmp(Xp, X, batch * nb * es) == 0;
@@ -614,7 +552,7 @@ static int cmd_bench_sysv(options *o)
         const char *name;
         bcl_method m;
     } methods[] = {{"ldlt", BCL_LDLT}, {"hpcr", BCL_HOUSEHOLDER_PCR}, {"eigen", BCL_EIGEN}, {"auto", BCL_AUTO}};
-    double bw = copy_bandwidth(ctx);
+    double bw = hu_copy_bandwidth(ctx);
     printf("# bench sysv on %s, driver %s; float4 copy kernel: %.1f GB/s\n", dev.name,
            dev.driver_version, bw * 1e-9);
     printf("# device: device-resident data, median of %d (ldlt: the kernel's profiled time; the others: "
@@ -671,10 +609,10 @@ static int cmd_bench_sysv(options *o)
                     double dev_s = 0, host_s = 0;
                     bcl_status st = resident ? device_time(ctx, method, n, nrhs, batch, dbl, &d, o->reps, &dev_s)
                                              : BCL_OUT_OF_MEMORY;
-                    double t0 = now();
+                    double t0 = hu_now();
                     bcl_status sh = dbl ? bcl_dsysvx(ctx, method, n, nrhs, batch, A, B, X, info, NULL, path)
                                         : bcl_ssysvx(ctx, method, n, nrhs, batch, A, B, X, info, NULL, path);
-                    host_s = now() - t0;
+                    host_s = hu_now() - t0;
                     /* what ran: the mapping and work-items per problem the library chose */
                     char label[40] = "-", nstar[16] = "-";
                     if (method == BCL_LDLT) {
@@ -754,7 +692,7 @@ static double lapack_syevd_rate(int n, size_t batch, int dbl, const void *A)
     const size_t es = dbl ? 8 : 4, nn = (size_t)n * n;
     const size_t count = batch < ((size_t)1 << 15) ? batch : ((size_t)1 << 15);
     const int lwork = 1 + 6 * n + 2 * n * n, liwork = 3 + 5 * n;
-    double t0 = now();
+    double t0 = hu_now();
 #pragma omp parallel
     {
         char *a = malloc(nn * es), *w = malloc((size_t)n * es), *work = malloc((size_t)lwork * es);
@@ -774,7 +712,7 @@ static double lapack_syevd_rate(int n, size_t batch, int dbl, const void *A)
         free(work);
         free(iwork);
     }
-    return (double)count / (now() - t0);
+    return (double)count / (hu_now() - t0);
 }
 
 /* On up to 256 problems spread over the batch: the largest ||A V - V diag(W)||_max / (||A||_1 n eps),
@@ -883,17 +821,17 @@ static int cmd_bench_syevd(options *o)
                 for (int r = 0; r <= o->reps && s == BCL_SUCCESS; ++r) { /* the first builds */
                     cl_event ev = NULL;
                     clFinish(bcl_cl_queue(ctx));
-                    const double t0 = now();
+                    const double t0 = hu_now();
                     s = dbl ? bcl_dsyevd_cl(ctx, n, batch, BCL_LAYOUT_CONTIGUOUS, dA, 0, dW, 0, dV, 0, dI, 0, 0, NULL, &ev)
                             : bcl_ssyevd_cl(ctx, n, batch, BCL_LAYOUT_CONTIGUOUS, dA, 0, dW, 0, dV, 0, dI, 0, 0, NULL, &ev);
                     if (s == BCL_SUCCESS) { /* several kernels: wall time from enqueue to end */
                         clWaitForEvents(1, &ev);
-                        t[r] = now() - t0;
+                        t[r] = hu_now() - t0;
                         clReleaseEvent(ev);
                     }
                 }
                 if (s == BCL_SUCCESS)
-                    dev_s = median(t + 1, o->reps);
+                    dev_s = hu_median(t + 1, o->reps);
                 else
                     printf("# device-resident syevd: %s: %s\n", bcl_status_string(s), bcl_last_error(ctx));
                 free(t);
@@ -903,10 +841,10 @@ static int cmd_bench_syevd(options *o)
             if (dW) clReleaseMemObject(dW);
             if (dI) clReleaseMemObject(dI);
 
-            double t0 = now();
+            double t0 = hu_now();
             bcl_status sh = dbl ? bcl_dsyevd(ctx, n, batch, A, W, V, info)
                                 : bcl_ssyevd(ctx, n, batch, A, W, V, info);
-            const double host_s = now() - t0;
+            const double host_s = hu_now() - t0;
             if (sh != BCL_SUCCESS && sh != BCL_NUMERICAL_FAILURE) {
                 printf("%-4s %-4d %9zu  %s: %s\n", dbl ? "d" : "s", n, batch, bcl_status_string(sh),
                        bcl_last_error(ctx));
@@ -998,7 +936,7 @@ static double lapack_tridiag_rate(int m, size_t batch, int dbl, int sym, const v
     openblas_set_num_threads(1);
     const size_t es = dbl ? 8 : 4, mm = (size_t)m, noff = sym ? mm - 1 : mm;
     const size_t count = batch < ((size_t)1 << 16) ? batch : ((size_t)1 << 16);
-    double t0 = now();
+    double t0 = hu_now();
 #pragma omp parallel
     {
         char *L = malloc(mm * es + es), *D = malloc(mm * es), *U = malloc(mm * es + es), *X = malloc(mm * es);
@@ -1023,7 +961,7 @@ static double lapack_tridiag_rate(int m, size_t batch, int dbl, int sym, const v
         free(U);
         free(X);
     }
-    return (double)count / (now() - t0);
+    return (double)count / (hu_now() - t0);
 }
 
 static int cmd_bench_tridiag(options *o, int sym)
@@ -1035,7 +973,7 @@ static int cmd_bench_tridiag(options *o, int sym)
         for (int i = 0; i < 3; ++i)
             o->n_list[o->n_count++] = def[i];
     }
-    const double bw = copy_bandwidth(ctx);
+    const double bw = hu_copy_bandwidth(ctx);
     const char *name = sym ? "ptsv" : "gtsv";
     printf("# bench %s on %s, driver %s; float4 copy kernel: %.1f GB/s\n", name, dev.name,
            dev.driver_version, bw * 1e-9);
@@ -1098,7 +1036,7 @@ static int cmd_bench_tridiag(options *o, int sym)
                                  : bcl_sgtsv_cl(ctx, m, 1, batch, BCL_LAYOUT_CONTIGUOUS, bdl, 0, bd, 0, bdu, 0, bb, 0, binfo, 0, 0, NULL, &ev);
                     if (st == BCL_SUCCESS) {
                         clWaitForEvents(1, &ev);
-                        t[r] = event_seconds(ev);
+                        t[r] = hu_event_seconds(ev);
                         clReleaseEvent(ev);
                     }
                 }
@@ -1108,17 +1046,17 @@ static int cmd_bench_tridiag(options *o, int sym)
                            bcl_status_string(st));
                     continue;
                 }
-                const double dev_s = median(t + 1, reps);
+                const double dev_s = hu_median(t + 1, reps);
                 char what[32] = "?";
                 int ran_rows = 0;
                 const char *ran = strstr(bcl_last_kernel(ctx), "; mapping ");
                 if (ran)
                     sscanf(ran, "; mapping %31[^,], %d rows", what, &ran_rows);
                 memcpy(x, b, batch * mm * es);
-                double t0 = now();
+                double t0 = hu_now();
                 bcl_status sh = sym ? (dbl ? bcl_dptsv(ctx, m, 1, batch, d, du, x, info) : bcl_sptsv(ctx, m, 1, batch, d, du, x, info))
                                     : (dbl ? bcl_dgtsv(ctx, m, 1, batch, dl, d, du, x, info) : bcl_sgtsv(ctx, m, 1, batch, dl, d, du, x, info));
-                const double host_s = now() - t0;
+                const double host_s = hu_now() - t0;
                 size_t failed = 0;
                 for (size_t k = 0; k < batch; ++k)
                     failed += info[k] != 0;
@@ -1176,14 +1114,14 @@ static double clblast_dgemm_rate(bcl_context *ctx, size_t m)
         double t[4];
         int ok = 1;
         for (int r = 0; r < 4 && ok; ++r) { /* the first builds clBLAST's kernels */
-            double t0 = now();
+            double t0 = hu_now();
             ok = CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, m, m, m,
                               1.0, a, 0, m, b, 0, m, 0.0, d, 0, m, &q, NULL) == CLBlastSuccess;
             clFinish(q);
-            t[r] = now() - t0;
+            t[r] = hu_now() - t0;
         }
         if (ok)
-            rate = 2.0 * (double)m * m * m / median(t + 1, 3);
+            rate = 2.0 * (double)m * m * m / hu_median(t + 1, 3);
     }
     if (a) clReleaseMemObject(a);
     if (b) clReleaseMemObject(b);
@@ -1205,9 +1143,9 @@ static double lu_inverse_seconds(int n, int p, const double *A, const double *B)
         return 0;
     oracle_pcyclic_assemble(n, p, A, B, H);
     openblas_set_num_threads(omp_get_max_threads());
-    double t0 = now();
+    double t0 = hu_now();
     int info = oracle_getri((int)N, H);
-    double t = now() - t0;
+    double t = hu_now() - t0;
     free(H);
     return info == 0 ? t : 0;
 }
@@ -1276,16 +1214,16 @@ static int cmd_bench_pcyclic(options *o)
             bcl_status st = e1 || e2 || e3 || e4 ? BCL_OUT_OF_MEMORY : BCL_SUCCESS;
             double *t = malloc(sizeof *t * (size_t)(o->reps + 1));
             for (int rep = 0; rep <= o->reps && st == BCL_SUCCESS; ++rep) { /* rep 0 warms up */
-                double t0 = now();
+                double t0 = hu_now();
                 st = bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0, NULL, NULL);
                 clFinish(q);
-                t[rep] = now() - t0;
+                t[rep] = hu_now() - t0;
             }
             if (st != BCL_SUCCESS) {
                 printf("%-5d %-4d %-6zu %-6zu  %s: %s\n", n, p, N, batch, bcl_status_string(st),
                        bcl_last_error(ctx));
             } else {
-                const double sec = median(t + 1, o->reps);
+                const double sec = hu_median(t + 1, o->reps);
                 char plan[512];
                 snprintf(plan, sizeof plan, "%s", bcl_last_kernel(ctx));
                 clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * 8, X, 0, NULL, NULL);
@@ -1294,9 +1232,9 @@ static int cmd_bench_pcyclic(options *o)
                     double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks, 1, X + k * NN);
                     res = rk > res || isnan(rk) ? rk : res;
                 }
-                double t0 = now();
+                double t0 = hu_now();
                 bcl_status sh = bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info);
-                const double host_s = now() - t0;
+                const double host_s = hu_now() - t0;
                 const double lu = o->lapack ? lu_inverse_seconds(n, p, A, B) * (double)batch : 0;
                 const double rate = bsofi_flops(n, p) * (double)batch / sec;
                 printf("%-5d %-4d %-6zu %-6zu %10.3f %9.2f %7.1f %10.3f %10.3f %8.2f %9.3g  %s\n", n, p,
@@ -1340,6 +1278,26 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "bench") && argc >= 3 && (!strcmp(argv[2], "gtsv") || !strcmp(argv[2], "ptsv"))) {
         options o = parse(argc, argv, 3);
         return cmd_bench_tridiag(&o, argv[2][0] == 'p');
+    }
+    if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "geev")) {
+        options o = parse(argc, argv, 3);
+        bench_geev_options g;
+        memset(&g, 0, sizeof g);
+        g.device = o.device;
+        const int def[] = {5, 10, 15, 20, 25, 30};
+        for (int i = 0; i < (o.n_count ? o.n_count : 6); ++i)
+            g.n_list[g.n_count++] = o.n_count ? o.n_list[i] : def[i];
+        g.batch = o.batch;
+        g.dbl = 1;
+        g.reps = o.reps;
+        g.mappings = strcmp(o.mappings, "auto") == 0 ? "auto" : "all";
+        for (size_t k = 1024; k <= 262144 && !o.chunk_count; k *= 2)
+            g.chunks[g.chunk_count++] = k;
+        for (int i = 0; i < o.chunk_count; ++i)
+            g.chunks[g.chunk_count++] = o.chunks[i];
+        g.lapack = o.lapack;
+        g.vectors = o.vectors;
+        return bench_geev(&g);
     }
     if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "syevd")) {
         options o = parse(argc, argv, 3);

@@ -69,8 +69,11 @@ typedef enum {
 } bcl_method;
 
 typedef enum {
-    BCL_LAYOUT_CONTIGUOUS = 0,  /* element e of problem k at k*size + e */
-    BCL_LAYOUT_INTERLEAVED      /* element e of problem k at e*batch + k */
+    BCL_LAYOUT_CONTIGUOUS = 0,  /* element e of problem k at k*size + e (the papers' "MW") */
+    BCL_LAYOUT_INTERLEAVED,     /* element e of problem k at e*batch + k ("EW") */
+    BCL_LAYOUT_ROWWISE          /* bcl_xgeev_cl only ("RW"): row i of n-by-n matrix k starts at
+                                   (i*batch + k)*n and holds its n elements contiguously; arrays
+                                   that are not n-by-n (wr, wi) are contiguous */
 } bcl_layout;
 
 /* How work-items are mapped onto problems (Abbas-Turki & Graillat 2016, Sect. 3.2). */
@@ -78,7 +81,14 @@ typedef enum {
     BCL_MAPPING_AUTO = 0,       /* from the tuning table */
     BCL_MAPPING_SIMD,           /* one work-item per problem */
     BCL_MAPPING_COLLABORATIVE,  /* n work-items per problem, one row each */
-    BCL_MAPPING_HYBRID          /* n* < n work-items per problem, several rows each */
+    BCL_MAPPING_HYBRID,         /* n* < n work-items per problem, several rows each */
+    /* geev (Tokura et al. 2017, Sect. 5), p = work-items per matrix: */
+    BCL_MAPPING_SWB,            /* single-subgroup based: p consecutive work-items per matrix,
+                                   floor(W/p) matrices per subgroup of width W (queried: 32 on
+                                   NVIDIA, 64 on AMD), matrices in local memory */
+    BCL_MAPPING_MWB             /* multiple-subgroup based: the p work-items of a matrix lie in p
+                                   different subgroups serving W matrices each; matrices in global
+                                   memory, element-wise interleaved so that accesses coalesce */
 } bcl_mapping;
 
 /*
@@ -100,6 +110,15 @@ typedef struct {
                                  * 0 = 30 */
     size_t chunk_problems;      /* host-pointer calls: problems per chunk; 0 = from device memory */
     int queues;                 /* host-pointer calls: queues used for overlap (1..4); 0 = table */
+    /* geev: `mapping` (BCL_MAPPING_SWB or BCL_MAPPING_MWB) and `work_items_per_problem` (p)
+     * choose the Hessenberg step; these two choose the QR step (and the eigenvector step) */
+    bcl_mapping qr_mapping;
+    int qr_work_items;
+    int hess_layout;            /* geev: 1 + bcl_layout to rearrange A into before an SWB Hessenberg
+                                   step (the paper's MW -> RW); 0 = read A as it is (MWB steps
+                                   always work on an element-wise copy) */
+    int qr_sweeps_max;          /* geev: Francis sweeps allowed per active block before the matrix
+                                   is declared unconverged (info > 0); 0 = LAPACK's 30*max(10, n) */
     /* block p-cyclic inversion (bcl_xpcyclic_inv) */
     int pcyclic_method;         /* 1: BSOFI, panels on the host (LAPACK), GEMMs on the device
                                  * (clBLAST); 2: batched local-memory kernels (n <= 32, p <= 64);
@@ -322,6 +341,53 @@ int bcl_pcyclic_has_clblast(void);
 /* Largest n the LDL^T routines accept on this context's device for the given precision. */
 int bcl_ldlt_max_n(const bcl_context *ctx, int double_precision);
 
+/* ---- eigenvalues of non-symmetric matrices --------------------------------------------------- */
+
+/*
+ * Eigenvalues wr[k*n + j] + i*wi[k*n + j] of every real n-by-n matrix A_k (column-major at
+ * A + k*n*n, not modified), as LAPACK's dgeev: the matrix is scaled into a safe range and balanced
+ * (dgebal-style radix-2 scaling, no permutation), reduced to Hessenberg form, and its Schur form
+ * computed by implicit double-shift Francis sweeps. Complex conjugate pairs are consecutive, the
+ * one with positive imaginary part first; eigenvalues appear in the order of the Schur form's
+ * diagonal.
+ * VR (n*n per matrix, or NULL for eigenvalues only): right eigenvectors in dgeev's packing:
+ * column j is the eigenvector of a real eigenvalue j; for a pair (j, j+1) with wi[j] > 0, columns
+ * j and j+1 hold the real and imaginary parts of the eigenvector of wr[j] + i*wi[j] (that of
+ * the conjugate is the conjugate). Each vector has unit 2-norm; a complex one has its largest
+ * component real.
+ * info[k] = 0, or i > 0 when the QR iteration did not converge: eigenvalues i..n-1 (0-based) are
+ * valid, the first i are NaN (LAPACK's "i+1:n converged"), and VR_k is NaN; a matrix with a NaN or
+ * infinite entry gets info[k] = n and NaN results. n from 1 to 64 on every device (larger up to
+ * 256 where memory allows). Returns BCL_NUMERICAL_FAILURE when some info[k] != 0.
+ */
+bcl_status bcl_sgeev(bcl_context *ctx, int n, size_t batch, const float *A, float *wr, float *wi,
+                     float *VR, int *info);
+bcl_status bcl_dgeev(bcl_context *ctx, int n, size_t batch, const double *A, double *wr,
+                     double *wi, double *VR, int *info);
+
+/*
+ * Device-buffer twins: A (n*n per matrix), wr, wi (n), VR (n*n, or NULL), info (one int) in the
+ * given layout (contiguous, interleaved, or row-wise for A and VR), offsets in elements. A is not
+ * modified; the library uses its own scratch buffers, so calls on one context are serialized on
+ * bcl_cl_queue(ctx). The rest as the other _cl entry points.
+ */
+bcl_status bcl_sgeev_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout, cl_mem A,
+                        size_t offA, cl_mem wr, size_t offWr, cl_mem wi, size_t offWi, cl_mem VR,
+                        size_t offVR, cl_mem info, size_t offInfo, cl_uint num_wait,
+                        const cl_event *wait_list, cl_event *event);
+bcl_status bcl_dgeev_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout, cl_mem A,
+                        size_t offA, cl_mem wr, size_t offWr, cl_mem wi, size_t offWi, cl_mem VR,
+                        size_t offVR, cl_mem info, size_t offInfo, cl_uint num_wait,
+                        const cl_event *wait_list, cl_event *event);
+
+/*
+ * Where the device time of the last call of a routine that records its steps (bcl_xgeev,
+ * bcl_xgeev_cl) went: up to `max` (name, seconds) pairs, from OpenCL profiling, each summed over
+ * the call's chunks and launches. Names: "transfer in", "transfer out" (host-pointer calls that
+ * copy), "rearrange", "hessenberg", "qr", "vectors". Waits for the call's commands to finish.
+ * Returns the number of entries (0 when nothing was recorded).
+ */
+int bcl_last_step_times(bcl_context *ctx, const char **names, double *seconds, int max);
 /* ---- tridiagonal systems ------------------------------------------------------------------- */
 
 /*

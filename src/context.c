@@ -403,6 +403,8 @@ void bcl_destroy(bcl_context *ctx)
         if (ctx->queue[q])
             clFinish(ctx->queue[q]);
     bcl_pipeline_release(ctx);
+    bcl_steps_reset(ctx, 0);
+    free(ctx->steps);
     while (ctx->pinned) {
         bcl_pinned *p = ctx->pinned;
         ctx->pinned = p->next;
@@ -473,9 +475,20 @@ bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params)
         memset(&ctx->forced, 0, sizeof ctx->forced);
         return BCL_SUCCESS;
     }
-    if ((int)params->mapping < BCL_MAPPING_AUTO || params->mapping > BCL_MAPPING_HYBRID)
+    if ((int)params->mapping < BCL_MAPPING_AUTO || params->mapping > BCL_MAPPING_MWB)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_set_params: mapping %d is not a bcl_mapping",
                         (int)params->mapping);
+    if (params->qr_mapping != BCL_MAPPING_AUTO && params->qr_mapping != BCL_MAPPING_SWB &&
+        params->qr_mapping != BCL_MAPPING_MWB)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "bcl_set_params: qr_mapping %d is not BCL_MAPPING_AUTO, _SWB or _MWB",
+                        (int)params->qr_mapping);
+    if (params->qr_work_items < 0 || params->qr_sweeps_max < 0 || params->hess_layout < 0 ||
+        params->hess_layout > BCL_LAYOUT_ROWWISE + 1)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "bcl_set_params: qr_work_items and qr_sweeps_max must be >= 0, hess_layout "
+                        "0..%d",
+                        BCL_LAYOUT_ROWWISE + 1);
     if (params->work_items_per_problem < 0 || params->problems_per_group < 0)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
                         "bcl_set_params: work_items_per_problem and problems_per_group must be >= 0");
@@ -569,3 +582,56 @@ int bcl_overlaps(const void *a, size_t alen, const void *b, size_t blen)
     return a0 < b0 + blen && b0 < a0 + alen;
 }
 
+/* ---- step timing ---- */
+
+void bcl_steps_reset(bcl_context *ctx, int on)
+{
+    for (int i = 0; i < ctx->nsteps; ++i)
+        clReleaseEvent(ctx->steps[i].event);
+    ctx->nsteps = 0;
+    ctx->recording = on;
+}
+
+void bcl_step_record(bcl_context *ctx, const char *name, cl_event event)
+{
+    if (!event)
+        return;
+    if (ctx->nsteps == ctx->steps_cap) {
+        int cap = ctx->steps_cap ? 2 * ctx->steps_cap : 64;
+        bcl_step_event *grown = realloc(ctx->steps, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return; /* timing is best effort */
+        ctx->steps = grown;
+        ctx->steps_cap = cap;
+    }
+    clRetainEvent(event);
+    ctx->steps[ctx->nsteps++] = (bcl_step_event){name, event};
+}
+
+int bcl_last_step_times(bcl_context *ctx, const char **names, double *seconds, int max)
+{
+    if (!ctx || max < 0 || (max > 0 && (!names || !seconds)))
+        return 0;
+    int count = 0;
+    for (int i = 0; i < ctx->nsteps; ++i) {
+        cl_event ev = ctx->steps[i].event;
+        cl_ulong start = 0, end = 0;
+        if (clWaitForEvents(1, &ev) != CL_SUCCESS ||
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
+                CL_SUCCESS ||
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) !=
+                CL_SUCCESS)
+            continue;
+        int at = 0;
+        while (at < count && strcmp(names[at], ctx->steps[i].name) != 0)
+            ++at;
+        if (at == count) {
+            if (count == max)
+                continue;
+            names[count] = ctx->steps[i].name;
+            seconds[count++] = 0;
+        }
+        seconds[at] += end > start ? (double)(end - start) * 1e-9 : 0;
+    }
+    return count;
+}

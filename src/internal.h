@@ -43,6 +43,14 @@ typedef struct {
     size_t pin_bytes[3 * BCL_MAX_STREAMS];
 } bcl_slot;
 
+/* A command whose device time is reported by bcl_last_step_times. */
+typedef struct {
+    const char *name; /* a string literal */
+    cl_event event;
+} bcl_step_event;
+
+#define BCL_SCRATCH_ARRAYS 4
+
 struct bcl_context {
     cl_platform_id platform;
     cl_device_id device;
@@ -62,6 +70,14 @@ struct bcl_context {
     int staging;        /* stage pageable host memory through pinned buffers */
     int zero_copy;      /* wrap host arrays instead of copying (devices sharing host memory) */
     char last_kernel[512];
+    /* device-only working arrays of device-buffer calls (host-pointer calls get theirs from the
+     * pipeline), kept between calls */
+    cl_mem scratch[BCL_SCRATCH_ARRAYS];
+    size_t scratch_bytes[BCL_SCRATCH_ARRAYS];
+    /* commands of the last call that records its steps */
+    bcl_step_event *steps;
+    int nsteps, steps_cap;
+    int recording; /* the pipeline records its transfers */
     /* block p-cyclic inversion: the performance model's constants measured on this context */
     struct bcl_pcyclic_model {
         int n, dbl;
@@ -94,6 +110,7 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 
 typedef enum {
     BCL_ROUTINE_LDLT = 0,
+    BCL_ROUTINE_GEEV,
     BCL_ROUTINE_TRIDIAG,
     BCL_ROUTINE_SYTRD,
     BCL_ROUTINE_PCYCLIC,
@@ -188,5 +205,15 @@ size_t bcl_count_failures(const int *info, size_t batch, size_t *first);
 
 /* Release cached slot buffers etc. */
 void bcl_pipeline_release(bcl_context *ctx);
+
+/* Scratch array `idx` of the device-buffer calls, at least `bytes` long, kept between calls. */
+bcl_status bcl_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out);
+
+/* ---- step timing (bcl_last_step_times) ---- */
+
+/* Forget the recorded commands and start recording (on = 1) or stop (on = 0). */
+void bcl_steps_reset(bcl_context *ctx, int on);
+/* Record a command under `name` (a string literal); the event is retained. */
+void bcl_step_record(bcl_context *ctx, const char *name, cl_event event);
 
 #endif

@@ -60,6 +60,8 @@ static const char *mapping_name(bcl_mapping m)
     case BCL_MAPPING_SIMD: return "SIMD";
     case BCL_MAPPING_COLLABORATIVE: return "collaborative";
     case BCL_MAPPING_HYBRID: return "hybrid";
+    case BCL_MAPPING_SWB: return "SWB (geev only)";
+    case BCL_MAPPING_MWB: return "MWB (geev only)";
     case BCL_MAPPING_AUTO: break;
     }
     return "auto";

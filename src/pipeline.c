@@ -58,6 +58,32 @@ void bcl_pipeline_release(bcl_context *ctx)
 {
     for (int q = 0; q < BCL_MAX_QUEUES; ++q)
         release_slot(ctx, &ctx->slot[q]);
+    for (int i = 0; i < BCL_SCRATCH_ARRAYS; ++i) {
+        if (ctx->scratch[i])
+            clReleaseMemObject(ctx->scratch[i]);
+        ctx->scratch[i] = NULL;
+        ctx->scratch_bytes[i] = 0;
+    }
+}
+
+bcl_status bcl_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out)
+{
+    if (bytes == 0)
+        bytes = 1;
+    if (ctx->scratch_bytes[idx] < bytes) {
+        /* commands still using the old buffer keep it alive until they finish */
+        if (ctx->scratch[idx])
+            clReleaseMemObject(ctx->scratch[idx]);
+        cl_int err;
+        ctx->scratch[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+        ctx->scratch_bytes[idx] = err == CL_SUCCESS ? bytes : 0;
+        if (err != CL_SUCCESS) {
+            ctx->scratch[idx] = NULL;
+            return bcl_cl_fail(ctx, err, "allocating a device scratch buffer");
+        }
+    }
+    *out = ctx->scratch[idx];
+    return BCL_SUCCESS;
 }
 
 /* Slot buffers `idx` (inputs first, then outputs): a device buffer of at least `bytes` and, when
@@ -223,9 +249,15 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
                 memcpy(s->pin_ptr[i], src, len);
                 src = s->pin_ptr[i];
             }
-            cl_int err = clEnqueueWriteBuffer(q, s->dev[i], CL_FALSE, 0, len, src, 0, NULL, NULL);
+            cl_event ev = NULL;
+            cl_int err = clEnqueueWriteBuffer(q, s->dev[i], CL_FALSE, 0, len, src, 0, NULL,
+                                              ctx->recording ? &ev : NULL);
             if (err != CL_SUCCESS)
                 status = bcl_cl_fail(ctx, err, "clEnqueueWriteBuffer of a chunk");
+            if (ev) {
+                bcl_step_record(ctx, "transfer in", ev);
+                clReleaseEvent(ev);
+            }
             in[i] = s->dev[i];
         }
         for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
@@ -259,9 +291,15 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
                                          : (char *)job->out[o].host + first * job->out[o].bytes;
             if (len == 0)
                 continue;
-            cl_int err = clEnqueueReadBuffer(q, out[o], CL_FALSE, 0, len, dst, 0, NULL, NULL);
+            cl_event ev = NULL;
+            cl_int err = clEnqueueReadBuffer(q, out[o], CL_FALSE, 0, len, dst, 0, NULL,
+                                             ctx->recording ? &ev : NULL);
             if (err != CL_SUCCESS)
                 status = bcl_cl_fail(ctx, err, "clEnqueueReadBuffer of a chunk");
+            if (ev) {
+                bcl_step_record(ctx, "transfer out", ev);
+                clReleaseEvent(ev);
+            }
         }
         /* the slot's chunk is done when everything enqueued on its queue is */
         if (status == BCL_SUCCESS) {

@@ -54,6 +54,8 @@ static const char *mapping_name(bcl_mapping m)
     case BCL_MAPPING_SIMD: return "SIMD (Thomas)";
     case BCL_MAPPING_COLLABORATIVE: return "PCR";
     case BCL_MAPPING_HYBRID: return "chunks + PCR";
+    case BCL_MAPPING_SWB: /* geev only */
+    case BCL_MAPPING_MWB:
     case BCL_MAPPING_AUTO: break;
     }
     return "auto";

@@ -34,6 +34,31 @@ static void ldlt_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_param
     p->problems_per_group = nstar >= 32 ? 2 : 128 / nstar;
 }
 
+/* geev (Tokura et al. 2017, Tables 1 and 2). CPUs: one work-item per matrix (SWB with p = 1:
+ * the matrix in a work-group's local memory, no barriers), eight matrices per group, chunks that
+ * keep the working set in the caches. GPUs (not yet measured on our devices, see the README): SWB
+ * for both steps, as local memory beats the paper's global-memory MWB QR step on devices with
+ * large shared memory; p from the size; chunks of 16384 matrices (the paper's best 8192-32768). */
+static void geev_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_params *p)
+{
+    (void)dbl;
+    p->mapping = BCL_MAPPING_SWB;
+    p->qr_mapping = BCL_MAPPING_SWB;
+    if (!dev->is_gpu) {
+        p->work_items_per_problem = 1;
+        p->qr_work_items = 1;
+        p->problems_per_group = 8;
+        p->specialize = -1;
+        p->chunk_problems = 4096;
+        return;
+    }
+    p->work_items_per_problem = n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : 32;
+    p->qr_work_items = n <= 8 ? 4 : n <= 16 ? 8 : 16;
+    p->problems_per_group = 0; /* one subgroup per work-group */
+    p->specialize = 1;
+    p->chunk_problems = 16384;
+}
+
 /* Tridiagonal systems: Thomas in vector lanes on CPUs; on GPUs chunks of rows per work-item, so
  * that one system fits one work-group up to thousands of rows and the PCR part stays short. */
 static void tridiag_heuristic(const bcl_device_info *dev, int dbl, int m, bcl_params *p)
@@ -76,6 +101,9 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
     case BCL_ROUTINE_LDLT:
         ldlt_heuristic(&ctx->dev, dbl, n, out);
         break;
+    case BCL_ROUTINE_GEEV:
+        geev_heuristic(&ctx->dev, dbl, n, out);
+        break;
     case BCL_ROUTINE_TRIDIAG:
         tridiag_heuristic(&ctx->dev, dbl, n, out);
         break;
@@ -113,6 +141,16 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
         out->chunk_problems = f->chunk_problems;
     if (f->queues)
         out->queues = f->queues;
+    if (f->qr_mapping != BCL_MAPPING_AUTO) {
+        out->qr_mapping = f->qr_mapping;
+        out->qr_work_items = 0;
+    }
+    if (f->qr_work_items)
+        out->qr_work_items = f->qr_work_items;
+    if (f->hess_layout)
+        out->hess_layout = f->hess_layout;
+    if (f->qr_sweeps_max)
+        out->qr_sweeps_max = f->qr_sweeps_max;
     if (f->pcyclic_method)
         out->pcyclic_method = f->pcyclic_method;
     if (f->pcyclic_cv_columns)

@@ -156,6 +156,131 @@ int mg_spd_cond(int n, double cond, mg_rng *r, double *A)
     return info;
 }
 
+const char *mg_kind_name(mg_kind kind)
+{
+    static const char *const names[MG_KIND_COUNT] = {
+        "dense",    "hessenberg", "upper",         "lower",         "companion", "jordan",
+        "badly-scaled", "zero",   "diagonal",      "complex-pairs", "real-spectrum", "cyclic"};
+    return kind < MG_KIND_COUNT ? names[kind] : "?";
+}
+
+/* A = Q S Q^T with a random orthogonal Q (n*n), S given. */
+static void orthogonal_similarity(int n, const double *S, mg_rng *r, double *A)
+{
+    const size_t nn = (size_t)n * n;
+    double *Q = malloc(sizeof *Q * nn), *QS = calloc(nn, sizeof *QS);
+    if (!Q || !QS || mg_orthogonal(n, r, Q) != 0) {
+        memcpy(A, S, sizeof *A * nn);
+    } else {
+        for (int j = 0; j < n; ++j)
+            for (int k = 0; k < n; ++k)
+                for (int i = 0; i < n; ++i)
+                    QS[i + (size_t)j * n] += Q[i + (size_t)k * n] * S[k + (size_t)j * n];
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i) {
+                double v = 0;
+                for (int k = 0; k < n; ++k)
+                    v += QS[i + (size_t)k * n] * Q[j + (size_t)k * n];
+                A[i + (size_t)j * n] = v;
+            }
+    }
+    free(Q);
+    free(QS);
+}
+
+void mg_nonsymmetric(mg_kind kind, int n, int spread, mg_rng *r, double *A)
+{
+    const size_t nn = (size_t)n * n;
+    double *S = calloc(nn, sizeof *S);
+    memset(A, 0, sizeof *A * nn);
+#define AT_(M, i, j) (M)[(size_t)(i) + (size_t)(j) * n]
+    switch (kind) {
+    case MG_DENSE:
+    case MG_BADLY_SCALED:
+        mg_vector((int)nn, r, A);
+        if (kind == MG_BADLY_SCALED) {
+            int *e = malloc(sizeof *e * (size_t)n);
+            for (int i = 0; i < n; ++i)
+                e[i] = (int)((2 * mg_uniform(r) - 1) * spread);
+            for (int j = 0; j < n; ++j)
+                for (int i = 0; i < n; ++i)
+                    AT_(A, i, j) = ldexp(AT_(A, i, j), e[i] - e[j]);
+            free(e);
+        }
+        break;
+    case MG_HESSENBERG:
+    case MG_UPPER:
+    case MG_LOWER:
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i) {
+                const int keep = kind == MG_HESSENBERG ? i <= j + 1 : kind == MG_UPPER ? i <= j : i >= j;
+                AT_(A, i, j) = keep ? 2 * mg_uniform(r) - 1 : 0;
+            }
+        break;
+    case MG_COMPANION:
+        for (int i = 1; i < n; ++i)
+            AT_(A, i, i - 1) = 1;
+        for (int i = 0; i < n; ++i)
+            AT_(A, i, n - 1) = 2 * mg_uniform(r) - 1;
+        break;
+    case MG_CYCLIC:
+        for (int i = 1; i < n; ++i)
+            AT_(A, i, i - 1) = 1;
+        AT_(A, 0, n - 1) = 1;
+        break;
+    case MG_ZERO:
+        break;
+    case MG_DIAGONAL:
+        for (int i = 0; i < n; ++i)
+            AT_(A, i, i) = 2 * mg_uniform(r) - 1;
+        break;
+    case MG_JORDAN: {
+        /* blocks of sizes 1-3 on eigenvalues drawn from a small set, ones above the diagonal */
+        const double values[3] = {0.5, -0.25, 1.0};
+        int i = 0;
+        while (i < n) {
+            int size = 1 + (int)(3 * mg_uniform(r));
+            if (size > n - i)
+                size = n - i;
+            const double lambda = values[(int)(3 * mg_uniform(r)) % 3];
+            for (int k = 0; k < size; ++k) {
+                AT_(S, i + k, i + k) = lambda;
+                if (k > 0)
+                    AT_(S, i + k - 1, i + k) = 1;
+            }
+            i += size;
+        }
+        orthogonal_similarity(n, S, r, A);
+        break;
+    }
+    case MG_COMPLEX_PAIRS:
+    case MG_REAL_SPECTRUM:
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < j; ++i)
+                AT_(S, i, j) = 2 * mg_uniform(r) - 1;
+        for (int i = 0; i < n; ++i) {
+            if (kind == MG_COMPLEX_PAIRS && i + 1 < n) {
+                /* [a b; -c a], b c > 0: eigenvalues a +- i sqrt(b c) */
+                const double a = 2 * mg_uniform(r) - 1, b = 0.1 + mg_uniform(r),
+                             c = 0.1 + mg_uniform(r);
+                AT_(S, i, i) = a;
+                AT_(S, i + 1, i + 1) = a;
+                AT_(S, i, i + 1) = b;
+                AT_(S, i + 1, i) = -c;
+                ++i;
+            } else {
+                AT_(S, i, i) = 2 * mg_uniform(r) - 1;
+            }
+        }
+        orthogonal_similarity(n, S, r, A);
+        break;
+    case MG_KIND_COUNT:
+        break;
+    }
+#undef AT_
+    free(S);
+}
+
 int mg_hubbard_expk(int nx, int ny, double t, double dtau, double *expK)
 {
     const int n = nx * ny;

@@ -30,6 +30,27 @@ int mg_spd_cond(int n, double cond, mg_rng *r, double *A);
 /* Random right-hand sides, uniform in [-1, 1). */
 void mg_vector(int len, mg_rng *r, double *b);
 
+/* Non-symmetric test matrices (eigenvalue problems), column-major n*n. */
+typedef enum {
+    MG_DENSE = 0,      /* uniform entries in [-1, 1) */
+    MG_HESSENBERG,     /* dense upper Hessenberg */
+    MG_UPPER,          /* upper triangular */
+    MG_LOWER,          /* lower triangular */
+    MG_COMPANION,      /* companion matrix of a random monic polynomial */
+    MG_JORDAN,         /* Q J Q^T, J with Jordan blocks of sizes 1-3 on a few eigenvalues */
+    MG_BADLY_SCALED,   /* D B D^-1, D = diag(2^k), k spread over [-spread, spread] */
+    MG_ZERO,           /* the zero matrix */
+    MG_DIAGONAL,       /* random diagonal */
+    MG_COMPLEX_PAIRS,  /* Q S Q^T, S quasi-triangular with 2x2 blocks: complex pairs only */
+    MG_REAL_SPECTRUM,  /* Q S Q^T, S upper triangular: real eigenvalues, far from normal */
+    MG_CYCLIC,         /* the cyclic shift (companion of x^n - 1): standard shifts stagnate */
+    MG_KIND_COUNT
+} mg_kind;
+
+/* Fill A with a matrix of the kind. `spread` is the exponent range of MG_BADLY_SCALED. */
+void mg_nonsymmetric(mg_kind kind, int n, int spread, mg_rng *r, double *A);
+const char *mg_kind_name(mg_kind kind);
+
 /* ---- block p-cyclic matrices (bcl_xpcyclic_inv's blocks: A p diagonal blocks, B p blocks with
  * B_p the top-right corner; all n*n column-major) ---- */
 

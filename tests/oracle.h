@@ -27,6 +27,34 @@ int oracle_posv(int n, int nrhs, int dbl, const void *A, const void *B, double *
 /* max over columns of ||x - x_ref||_inf / ||x_ref||_inf */
 double oracle_forward_error(int n, int nrhs, int dbl, const void *X, const double *Xref);
 
+/* ---- non-symmetric eigenvalues ---- */
+
+/* LAPACK dgeevx (balancing 'B', as dgeev) on A converted to double: eigenvalues wr + i wi, the
+ * reciprocal condition number of each (rcond) and the 1-norm of the balanced matrix (*abnrm: the
+ * scale of LAPACK's error bound eps*abnrm/rcond). Returns LAPACK's info. */
+int oracle_geev(int n, int dbl, const void *A, double *wr, double *wi, double *rcond,
+                double *abnrm);
+
+/* ||A||_F of an n-by-n float or double matrix, computed in double. */
+double oracle_fnorm(int n, int dbl, const void *A);
+
+/* Match the computed eigenvalues (wr, wi: float or double) with reference ones as multisets:
+ * each reference eigenvalue, most sensitive last, takes the nearest unmatched computed one.
+ * Returns the worst |lambda - lambda_ref| / tol_j with tol_j = n eps anorm / rcond_j (infinite
+ * on NaN); *where receives the index of the worst reference eigenvalue. */
+double oracle_eig_match(int n, int dbl, const void *wr, const void *wi, const double *wr_ref,
+                        const double *wi_ref, const double *rcond, double anorm, int *where);
+
+/* Are complex eigenvalues in conjugate pairs (wr equal, wi opposite, positive first)? Returns the
+ * index of the first violation, or -1. */
+int oracle_pairs_violation(int n, int dbl, const void *wr, const void *wi);
+
+/* Right eigenvectors in dgeev packing: max over eigenpairs of ||A v - lambda v|| / (||A||_F n eps)
+ * (with ||v|| = 1 expected), and in *norm_err the worst | ||v|| - 1 | / (n eps), or infinity when
+ * a complex vector's largest component is not real. */
+double oracle_vectors_residual(int n, int dbl, const void *A, const void *wr, const void *wi,
+                               const void *VR, double *norm_err);
+
 /* ---- block p-cyclic matrices (bcl_xpcyclic_inv's convention: A_1..A_p on the diagonal, B_1..B_p-1
  * below it, B_p in the top-right corner; p = 1: A_1 + B_1) ---- */
 

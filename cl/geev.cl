@@ -1,0 +1,1533 @@
+/* Eigenvalues (and right eigenvectors) of batches of small real non-symmetric matrices: the
+ * batched xgeev. Steps after Tokura et al. 2017 (bulk-nonsymmetric-eigenvalues-tokura-2017.txt):
+ * Hessenberg reduction by Householder reflectors (Algorithm 1), implicit double-shift Francis
+ * sweeps (bulge generation and chasing, Algorithms 2-3) with deflation, 1x1 and standardized 2x2
+ * blocks. Numerical details follow the published descriptions of LAPACK's dgeev (scaling of the
+ * matrix into a safe range), dgebal (radix-2 balancing of row and column norms), dlahqr
+ * (Ahues-Tisseur deflation test, exceptional shifts, start of the sweep at two small consecutive
+ * subdiagonals), dlanv2 (standardized 2x2 Schur blocks) and dtrevc (back substitution for the
+ * eigenvectors of the quasi-triangular Schur form).
+ *
+ * Kernels (one work-group holds several matrices):
+ *   geev_hessenberg  scale, balance, reduce A to Hessenberg form H (optionally Z = Q, D = balance)
+ *   geev_qr          Francis sweeps on H: eigenvalues wr + i wi, info; optionally the Schur form T
+ *                    and the Schur vectors Z
+ *   geev_vectors     eigenvectors of T, back-transformed by Z and D, normalized as LAPACK's dgeev
+ * The rearrangement between the MW, EW and RW arrangements is cl/layout.cl.
+ *
+ * Thread mappings (build option), P work-items per matrix (-DP=p):
+ *   -DGEEV_SWB  single-subgroup based: P consecutive work-items per matrix, MSUB = floor(W/P)
+ *               matrices per subgroup of width W (-DWSUB=W); the matrices live in local memory
+ *               (row operations by one work-item per row, column operations by one per column).
+ *   -DGEEV_MWB  multiple-subgroup based: the P work-items of a matrix lie in P different
+ *               subgroups, each subgroup serving MW matrices (work-item t*MW + m is rank t of
+ *               matrix m); the matrices live in global memory in the element-wise (EW)
+ *               arrangement, so a subgroup's accesses are coalesced.
+ * P = 1 is one work-item per matrix (the paper's STB): no barriers at all.
+ *
+ * Cooperating work-items meet at barriers only in unconditional code or in loops whose trip count
+ * is the same for the whole work-group: matrices that need fewer QR sweeps or balancing passes
+ * idle (masked) until the last matrix of the group is done. (A barrier inside a branch makes
+ * PoCL replicate the code after it.)
+ *
+ * Storage. Global arrays use the arrangement passed at run time: 0 = MW (matrix k at k*per),
+ * 1 = EW (element e of matrix k at e*stride + k), 2 = RW (n-by-n arrays only: row i of matrix k
+ * at (i*stride + k)*n, its elements contiguous). Elements of an n-by-n matrix are numbered
+ * column-major. The Hessenberg matrix between the steps is "band-packed": column j holds rows
+ * 0..j+3 (rows j+2, j+3 make room for the bulge) at offset j(j+7)/2, PACKED(n) = n(n+7)/2
+ * elements, followed by one more element: the factor that undoes the scaling of step 1 (NaN for
+ * a matrix with a non-finite entry). -DNFIX=n compiles for one size (GPUs: constant bounds).
+ */
+
+#ifdef BCL_DOUBLE
+#define ULP DBL_EPSILON /* LAPACK's dlamch('P') */
+#define SAFMIN DBL_MIN
+#else
+#define ULP FLT_EPSILON
+#define SAFMIN FLT_MIN
+#endif
+
+/* Sums of squares of entries whose largest magnitude lies outside [RTMIN, RTMAX] lose precision
+ * (subnormal squares) or overflow: such vectors are scaled first, as LAPACK's dnrm2 does. */
+#define RTMIN sqrt(SAFMIN)
+#define RTMAX ((real)1 / (16 * RTMIN))
+
+#define POFF(j) (((j) * ((j) + 7)) >> 1)
+#define PACKED(n) POFF(n)
+
+#define GEEV_WANTT 1 /* QR: compute the whole Schur form T, not only the eigenvalues */
+#define GEEV_WANTZ 2 /* Hessenberg: accumulate Z = Q and keep D; QR: update Z */
+
+#ifndef P
+#define P 1
+#endif
+#if P > 1
+#define GEEV_MAX(p, v) atomic_max(p, v)
+#else
+#define GEEV_MAX(p, v) (*(p) = max(*(p), v))
+#endif
+
+/* SYNC: the work-items of one matrix meet (nothing to do when P = 1); GROUP_SYNC: the whole
+ * group meets, around the cooperative copies between global and local memory. */
+#define GROUP_SYNC() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#if P > 1
+#define SYNC() GROUP_SYNC()
+#else
+#define SYNC()
+#endif
+
+#ifdef GEEV_MWB
+#define MEM __global
+#define AT(base, e) (base)[(ulong)(e) * gs]
+#else
+#define MEM __local
+#define AT(base, e) (base)[(e)]
+#endif
+
+#ifdef NFIX
+#define NSIZE(n_arg) NFIX
+#else
+#define NSIZE(n_arg) (n_arg)
+#endif
+
+/* ---- batch addressing ------------------------------------------------------------------------ */
+
+/* Column of band-packed element q. */
+int packed_col(int q)
+{
+    int j = (int)((sqrt(8.0f * (float)q + 49.0f) - 7.0f) * 0.5f);
+    while (j > 0 && POFF(j) > q)
+        --j;
+    while (POFF(j + 1) <= q)
+        ++j;
+    return j;
+}
+
+/* ---- cooperative copies between a block of matrices in global memory (any arrangement) and
+ * their slots in local memory (slot p at p*lstride + base): consecutive work-items touch
+ * consecutive global addresses ---- */
+
+/* n-by-n arrays, stored in the slot with leading dimension lda; into = 1 loads, 0 stores. A
+ * store writes NaN for the matrices whose info is not 0 (when info is given). */
+void copy_square(__local real *lds, uint lstride, uint base, int lda, __global real *g,
+                 ulong goff, int lay, ulong stride, uint first, uint nprob, int n, int into,
+                 __global const int *info)
+{
+    const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
+    const uint nn = (uint)(n * n);
+    batch_walk w;
+    walk_init(&w, lay, nprob, nn, n, lid, lsz);
+    for (uint f = lid; f < nprob * nn; f += lsz, walk_next(&w)) {
+        const uint p = walk_p(&w), i = walk_i(&w), j = walk_j(&w);
+        __local real *l = lds + p * lstride + base + j * (uint)lda + i;
+        __global real *a = g + goff + layout_addr_ij(lay, first + p, i, j, n, stride);
+        if (into)
+            *l = *a;
+        else
+            *a = info && info[first + p] != 0 ? NAN : *l;
+    }
+}
+
+/* arrays of `per` elements, stored contiguously in the slot */
+void copy_flat(__local real *lds, uint lstride, uint base, __global real *g, ulong goff, int lay,
+               ulong stride, uint first, uint nprob, uint per, int n, int into)
+{
+    const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
+    batch_walk w;
+    walk_init(&w, lay, nprob, per, n, lid, lsz);
+    for (uint f = lid; f < nprob * per; f += lsz, walk_next(&w)) {
+        const uint p = walk_p(&w), e = walk_e(&w);
+        __local real *l = lds + p * lstride + base + e;
+        __global real *a = g + goff + layout_addr(lay, first + p, e, per, n, stride);
+        if (into)
+            *l = *a;
+        else
+            *a = *l;
+    }
+}
+
+/* ---- work-item geometry ---------------------------------------------------------------------- */
+
+/* Matrix slot m in the group and rank t among its P work-items; t = GEEV_IDLE for lanes that have
+ * no matrix (SWB when P does not divide W). */
+#define GEEV_IDLE 0x100000
+void geometry(int *m, int *t, int *mpg)
+{
+    const int lid = (int)get_local_id(0), lsz = (int)get_local_size(0);
+#ifdef GEEV_MWB
+    *mpg = lsz / P;
+    *t = lid / *mpg;
+    *m = lid - *t * *mpg;
+#else
+    const int lane = lid % WSUB, sg = lid / WSUB;
+    *mpg = (lsz / WSUB) * MSUB;
+    *m = sg * MSUB + lane / P;
+    *t = lane / P < MSUB ? lane % P : GEEV_IDLE;
+    if (*t == GEEV_IDLE)
+        *m = 0;
+#endif
+}
+
+real sgn(real a, real b) /* |a| with the sign of b, as Fortran's SIGN */
+{
+    return copysign(a, b);
+}
+
+/* ================================================================================================
+ * Step 1: scaling, balancing, Hessenberg reduction
+ * ================================================================================================ */
+
+/* Per-matrix local reals: work (2n: squared column and row norms, then the reflector), D (n),
+ * misc (8). SWB adds A (LDA*n) and, with GEEV_WANTZ, Z (LDA*n) in front. Per-matrix ints: 4. */
+#define HMISC_TAU 0
+#define HMISC_UNSCALE 1
+#define HI_NOCONV 0
+#define HI_FAILED 1
+
+__kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulong strideA,
+                              __global real *W, ulong offW, ulong strideW,
+                              __global real *H, ulong offH, int layH, ulong strideH,
+                              __global real *Z, ulong offZ, int layZ, ulong strideZ,
+                              __global real *D, ulong offD, int n_arg, uint count, int flags,
+                              uint lstride, __local real *lds, __local int *ints)
+{
+    const int n = NSIZE(n_arg);
+    int m, t, mpg;
+    geometry(&m, &t, &mpg);
+    const int lid = (int)get_local_id(0);
+    const uint first = (uint)get_group_id(0) * (uint)mpg;
+    const uint nprob = min((uint)mpg, count - first);
+    const bool mine = t != GEEV_IDLE && (uint)m < nprob;
+    const bool wantz = (flags & GEEV_WANTZ) != 0;
+    __local int *st = ints + 4 * m;
+#ifdef GEEV_MWB
+    /* the matrices are worked on in place in W (EW arrangement, a copy of A) */
+    const int lda = n;
+    const ulong gs = strideW;
+    __global real *Am = W + offW + first + (uint)m;
+    __global real *Zm = Z + offZ + first + (uint)m; /* EW as well (layZ is EW) */
+    __local real *own = lds + (uint)m * lstride;
+#else
+    const int lda = n | 1; /* odd: a column walk by one work-item per column is conflict-free */
+    __local real *Am = lds + (uint)m * lstride;
+    __local real *Zm = Am + lda * n;
+    __local real *own = Am + (wantz ? 2 : 1) * lda * n;
+    copy_square(lds, lstride, 0, lda, (__global real *)A, offA, layA, strideA, first, nprob, n, 1,
+                NULL);
+#endif
+    __local real *work = own, *dsc = own + 2 * n, *misc = own + 3 * n;
+#define AA(i, j) AT(Am, (j) * lda + (i))
+#define ZZ(i, j) AT(Zm, (j) * lda + (i))
+    GROUP_SYNC();
+
+    /* ---- scale into [smlnum, bignum] as dgeev does; a non-finite entry fails the matrix ---- */
+    const real smlnum = sqrt(SAFMIN) / ULP, bignum = (real)1 / smlnum;
+    if (mine)
+        for (int j = t; j < n; j += P) {
+            real cmax = 0;
+            bool finite = true;
+            for (int i = 0; i < n; ++i) {
+                const real a = fabs(AA(i, j));
+                finite = finite && isfinite(a);
+                cmax = fmax(cmax, a);
+            }
+            work[j] = finite ? cmax : INFINITY;
+        }
+    SYNC();
+    if (mine && t == 0) {
+        real anrm = 0;
+        bool finite = true;
+        for (int j = 0; j < n; ++j) {
+            finite = finite && isfinite(work[j]);
+            anrm = fmax(anrm, work[j]);
+        }
+        real unscale = 1, ratio = 1;
+        if (!finite) {
+            unscale = NAN;
+        } else if (anrm > 0 && anrm < smlnum) {
+            ratio = smlnum / anrm;
+            unscale = anrm / smlnum;
+        } else if (anrm > bignum) {
+            ratio = bignum / anrm;
+            unscale = anrm / bignum;
+        }
+        misc[HMISC_UNSCALE] = unscale;
+        misc[HMISC_TAU] = ratio;
+        st[HI_FAILED] = !finite;
+        st[HI_NOCONV] = finite;
+    }
+    SYNC();
+    const bool ok = mine && !st[HI_FAILED];
+    if (ok && misc[HMISC_TAU] != (real)1) {
+        const real ratio = misc[HMISC_TAU];
+        for (int j = t; j < n; j += P)
+            for (int i = 0; i < n; ++i)
+                AA(i, j) *= ratio;
+    }
+    if (ok)
+        for (int i = t; i < n; i += P)
+            dsc[i] = 1;
+
+    /* ---- balancing (dgebal, job 'S'): radix-2 scaling of row i by 1/f and column i by f until
+     * no row/column pair changes its norms by more than 5 %. The norms of every index are
+     * computed in parallel at the start of a pass; the pass itself is sequential in i (each
+     * scaling changes the other norms), so after the first scaling of a pass the norms are
+     * recomputed as needed. Random matrices need one pass with no scaling. ---- */
+    const real sfmin1 = SAFMIN / ULP, sfmax1 = (real)1 / sfmin1;
+    const real sfmin2 = sfmin1 * 2, sfmax2 = (real)1 / sfmin2;
+    if (lid == 0)
+        ints[4 * mpg] = 0;
+    for (int pass = 0; pass < 100; ++pass) {
+        SYNC();
+        const bool active = ok && st[HI_NOCONV];
+        if (active)
+            for (int i = t; i < n; i += P) {
+                real c2 = 0, r2 = 0;
+                for (int j = 0; j < n; ++j) {
+                    const real c = AA(j, i), r = AA(i, j);
+                    c2 = fma(c, c, c2);
+                    r2 = fma(r, r, r2);
+                }
+                work[i] = c2;
+                work[n + i] = r2;
+            }
+        SYNC();
+        if (active && t == 0) {
+            bool noconv = false, dirty = false;
+            for (int i = 0; i < n; ++i) {
+                real c2 = work[i], r2 = work[n + i], ca = 0, ra = 0;
+                if (dirty) {
+                    c2 = 0;
+                    r2 = 0;
+                    for (int j = 0; j < n; ++j) {
+                        const real c = AA(j, i), r = AA(i, j);
+                        c2 = fma(c, c, c2);
+                        r2 = fma(r, r, r2);
+                    }
+                }
+                real c = sqrt(c2), r = sqrt(r2);
+                if (c == 0 || r == 0)
+                    continue;
+                /* the largest entries bound the scaling (norms bound them from above) */
+                ca = c;
+                ra = r;
+                real g = r / 2, f = 1;
+                const real s = c + r;
+                while (c < g && fmax(f, fmax(c, ca)) < sfmax2 && fmin(r, fmin(g, ra)) > sfmin2) {
+                    f *= 2;
+                    c *= 2;
+                    ca *= 2;
+                    r /= 2;
+                    g /= 2;
+                    ra /= 2;
+                }
+                g = c / 2;
+                while (g >= r && fmax(r, ra) < sfmax2 && fmin(fmin(f, c), fmin(g, ca)) > sfmin2) {
+                    f /= 2;
+                    c /= 2;
+                    g /= 2;
+                    ca /= 2;
+                    r *= 2;
+                    ra *= 2;
+                }
+                if (c + r >= (real)0.95 * s)
+                    continue;
+                const real di = dsc[i];
+                if (f < 1 && di < 1 && f * di <= sfmin1)
+                    continue;
+                if (f > 1 && di > 1 && di >= sfmax1 / f)
+                    continue;
+                const real ginv = (real)1 / f;
+                dsc[i] = di * f;
+                noconv = true;
+                dirty = true;
+                for (int j = 0; j < n; ++j) {
+                    if (j != i) {
+                        AA(i, j) *= ginv;
+                        AA(j, i) *= f;
+                    }
+                }
+            }
+            st[HI_NOCONV] = noconv;
+            if (noconv)
+                atomic_inc(&ints[4 * mpg]);
+        }
+#if P > 1
+        SYNC();
+        const int again = ints[4 * mpg];
+        SYNC();
+        if (lid == 0)
+            ints[4 * mpg] = 0;
+        if (!again)
+            break;
+#else
+        if (!(ok && st[HI_NOCONV]))
+            break;
+#endif
+    }
+
+    /* ---- Hessenberg reduction (Algorithm 1): reflector k = I - tau v v^T, v(0) = 1, zeroes
+     * column k below the subdiagonal; applied from the left to rows k+1.. (one work-item per
+     * column) and from the right to columns k+1.. (one work-item per row). ---- */
+    if (ok && wantz)
+        for (int j = t; j < n; j += P)
+            for (int i = 0; i < n; ++i)
+                ZZ(i, j) = i == j ? 1 : 0;
+    for (int k = 0; k < n - 2; ++k) {
+        SYNC();
+        if (ok && t == 0) {
+            const real alpha = AA(k + 1, k);
+            real ss = 0, xmax = 0;
+            for (int i = k + 2; i < n; ++i) {
+                ss = fma(AA(i, k), AA(i, k), ss);
+                xmax = fmax(xmax, fabs(AA(i, k)));
+            }
+            real tau = 0;
+            if (xmax > 0) {
+                const real big = fmax(xmax, fabs(alpha));
+                real norm;
+                if (big >= RTMIN && big <= RTMAX) {
+                    norm = sqrt(fma(alpha, alpha, ss));
+                } else {
+                    /* tiny or huge column: the norm of the scaled column */
+                    const real inv = (real)1 / big;
+                    real sc = (alpha * inv) * (alpha * inv);
+                    for (int i = k + 2; i < n; ++i)
+                        sc = fma(AA(i, k) * inv, AA(i, k) * inv, sc);
+                    norm = big * sqrt(sc);
+                }
+                real beta = -sgn(norm, alpha);
+                tau = (beta - alpha) / beta;
+                const real scal = (real)1 / (alpha - beta);
+                work[0] = 1;
+                for (int i = k + 2; i < n; ++i) {
+                    work[i - k - 1] = AA(i, k) * scal;
+                    AA(i, k) = 0;
+                }
+                AA(k + 1, k) = beta;
+            }
+            misc[HMISC_TAU] = tau;
+        }
+        SYNC();
+        const real tau = ok ? misc[HMISC_TAU] : 0;
+#if P == 1 && !defined(GEEV_MWB)
+        /* one work-item per matrix in local memory (CPUs): four columns at a time from the left
+         * (independent dot products), column-oriented (axpy) updates from the right, which
+         * vectorize */
+        if (tau != 0) {
+            const int len = n - k - 1, len4 = len & ~3;
+            int j = k + 1;
+            for (; j + 3 < n; j += 4) {
+                /* four dot products at once, four rows per vector */
+                __local const real *c0 = &AA(k + 1, j), *c1 = c0 + lda, *c2 = c1 + lda,
+                                   *c3 = c2 + lda;
+                VEC4 a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+                for (int i = 0; i < len4; i += 4) {
+                    const VEC4 v4 = vload4(0, work + i);
+                    a0 = fma(v4, vload4(0, c0 + i), a0);
+                    a1 = fma(v4, vload4(0, c1 + i), a1);
+                    a2 = fma(v4, vload4(0, c2 + i), a2);
+                    a3 = fma(v4, vload4(0, c3 + i), a3);
+                }
+                real w0 = (a0.s0 + a0.s1) + (a0.s2 + a0.s3), w1 = (a1.s0 + a1.s1) + (a1.s2 + a1.s3);
+                real w2 = (a2.s0 + a2.s1) + (a2.s2 + a2.s3), w3 = (a3.s0 + a3.s1) + (a3.s2 + a3.s3);
+                for (int i = len4; i < len; ++i) {
+                    const real vi = work[i];
+                    w0 = fma(vi, c0[i], w0);
+                    w1 = fma(vi, c1[i], w1);
+                    w2 = fma(vi, c2[i], w2);
+                    w3 = fma(vi, c3[i], w3);
+                }
+                w0 *= tau;
+                w1 *= tau;
+                w2 *= tau;
+                w3 *= tau;
+                for (int i = 0; i < len; ++i) {
+                    const real vi = work[i];
+                    AA(k + 1 + i, j) = fma(-w0, vi, AA(k + 1 + i, j));
+                    AA(k + 1 + i, j + 1) = fma(-w1, vi, AA(k + 1 + i, j + 1));
+                    AA(k + 1 + i, j + 2) = fma(-w2, vi, AA(k + 1 + i, j + 2));
+                    AA(k + 1 + i, j + 3) = fma(-w3, vi, AA(k + 1 + i, j + 3));
+                }
+            }
+            for (; j < n; ++j) {
+                real w = 0;
+                for (int i = 0; i < len; ++i)
+                    w = fma(work[i], AA(k + 1 + i, j), w);
+                w *= tau;
+                for (int i = 0; i < len; ++i)
+                    AA(k + 1 + i, j) = fma(-w, work[i], AA(k + 1 + i, j));
+            }
+            /* w = A(:, k+1:) v in work[n..2n), then A(:, k+1:) -= tau w v^T; the same on Z */
+            for (int pass = 0; pass < (wantz ? 2 : 1); ++pass) {
+                __local real *wv = work + n;
+                for (int r = 0; r < n; ++r)
+                    wv[r] = 0;
+                for (int c = 0; c < len; ++c) {
+                    const real vc = work[c];
+                    for (int r = 0; r < n; ++r)
+                        wv[r] = fma(pass ? ZZ(r, k + 1 + c) : AA(r, k + 1 + c), vc, wv[r]);
+                }
+                for (int c = 0; c < len; ++c) {
+                    const real tv = tau * work[c];
+                    if (pass)
+                        for (int r = 0; r < n; ++r)
+                            ZZ(r, k + 1 + c) = fma(-tv, wv[r], ZZ(r, k + 1 + c));
+                    else
+                        for (int r = 0; r < n; ++r)
+                            AA(r, k + 1 + c) = fma(-tv, wv[r], AA(r, k + 1 + c));
+                }
+            }
+        }
+#else
+        if (tau != 0) {
+            for (int j = k + 1 + t; j < n; j += P) {
+                real w = 0;
+                for (int i = k + 1; i < n; ++i)
+                    w = fma(work[i - k - 1], AA(i, j), w);
+                w *= tau;
+                for (int i = k + 1; i < n; ++i)
+                    AA(i, j) = fma(-w, work[i - k - 1], AA(i, j));
+            }
+        }
+        SYNC();
+        if (tau != 0) {
+            for (int r = t; r < n; r += P) {
+                real w = 0;
+                for (int j = k + 1; j < n; ++j)
+                    w = fma(AA(r, j), work[j - k - 1], w);
+                w *= tau;
+                for (int j = k + 1; j < n; ++j)
+                    AA(r, j) = fma(-w, work[j - k - 1], AA(r, j));
+            }
+            if (wantz)
+                for (int r = t; r < n; r += P) {
+                    real w = 0;
+                    for (int j = k + 1; j < n; ++j)
+                        w = fma(ZZ(r, j), work[j - k - 1], w);
+                    w *= tau;
+                    for (int j = k + 1; j < n; ++j)
+                        ZZ(r, j) = fma(-w, work[j - k - 1], ZZ(r, j));
+                }
+        }
+#endif
+    }
+    GROUP_SYNC();
+    /* ---- write H band-packed (+ the unscaling factor), and Z, D for the eigenvectors ---- */
+    const uint per = (uint)PACKED(n) + 1;
+#ifdef GEEV_MWB
+    if (mine) {
+        __global real *Hm = H + offH + first + (uint)m;
+        for (int q = t; q < (int)per; q += P) {
+            real v = 0;
+            if (q == (int)per - 1) {
+                v = misc[HMISC_UNSCALE];
+            } else {
+                const int j = packed_col(q), i = q - POFF(j);
+                if (i < n && i <= j + 1)
+                    v = AA(i, j);
+            }
+            Hm[(ulong)q * strideH] = v;
+        }
+        if (wantz)
+            for (int i = t; i < n; i += P)
+                D[offD + (ulong)i * strideZ + first + (uint)m] = dsc[i];
+    }
+#else
+    {
+        const uint lsz = (uint)get_local_size(0);
+        batch_walk w;
+        walk_init(&w, layH, nprob, per, n, (uint)lid, lsz);
+        int j = 0; /* the column of the packed element q: q grows along a work-item's walk */
+        for (uint f = (uint)lid; f < nprob * per; f += lsz, walk_next(&w)) {
+            const uint p = walk_p(&w), q = walk_e(&w);
+            __local const real *Ap = lds + p * lstride;
+            real v = 0;
+            if (q == per - 1) {
+                v = Ap[(wantz ? 2 : 1) * lda * n + 3 * n + HMISC_UNSCALE];
+            } else {
+                if (POFF(j) > (int)q)
+                    j = packed_col((int)q);
+                while (POFF(j + 1) <= (int)q)
+                    ++j;
+                const int i = (int)q - POFF(j);
+                if (i < n && i <= j + 1)
+                    v = Ap[j * lda + i];
+            }
+            H[offH + layout_addr(layH, first + p, q, per, n, strideH)] = v;
+        }
+    }
+    if (wantz) {
+        copy_square(lds, lstride, (uint)(lda * n), lda, Z, offZ, layZ, strideZ, first, nprob, n, 0,
+                    NULL);
+        copy_flat(lds, lstride, (uint)(2 * lda * n + 2 * n), D, offD, layZ, strideZ, first, nprob,
+                  (uint)n, n, 0);
+    }
+#endif
+#undef AA
+#undef ZZ
+}
+
+/* ================================================================================================
+ * Step 2: implicit double-shift QR (Francis sweeps) with deflation
+ * ================================================================================================ */
+
+/* What the work-items of a matrix do between two barriers. */
+#define ACT_NONE 0
+#define ACT_SCAN_DEFL 1  /* test subdiagonals k in (lo, hi] for negligibility: res = largest hit */
+#define ACT_SCAN_START 2 /* test sweep starts m in (lo, hi]: res = largest acceptable m */
+#define ACT_CHASE 3      /* apply reflector (k, nr, t1, v2, v3): left, then right (and Z) */
+#define ACT_ROTATE 4     /* apply the rotation (cs, sn) of a standardized 2x2 block at i-1, i */
+
+#define PH_BEGIN 0 /* a new active block ends at i */
+#define PH_DEFL 1  /* the deflation scan has run */
+#define PH_START 2 /* the start scan has run */
+#define PH_CHASE 3 /* next reflector of the sweep at k */
+#define PH_DONE 4
+
+#define KEXSH 10 /* exceptional shift every KEXSH iterations without deflation */
+
+typedef struct {
+    int phase, action, i, l, k, m, its, kdefl;
+    int nr, lo, hi, c0, c1, r0, r1, res;
+    int info, itmax, pad0, pad1;
+    real t1, v2, v3, s1r, s1i, s2r, s2i, cs, sn, unscale;
+} qr_state;
+
+/* Is H(k,k-1) negligible? (dlahqr's test, with the Ahues-Tisseur refinement) */
+bool defl_test(MEM const real *Hm, ulong gs, int k, int n, real smlnum)
+{
+#define HH(i, j) AT(Hm, POFF(j) + (i))
+    const real h = fabs(HH(k, k - 1));
+    if (h <= smlnum)
+        return true;
+    real tst = fabs(HH(k - 1, k - 1)) + fabs(HH(k, k));
+    if (tst == 0) {
+        if (k - 2 >= 0)
+            tst += fabs(HH(k - 1, k - 2));
+        if (k + 1 <= n - 1)
+            tst += fabs(HH(k + 1, k));
+    }
+    if (h <= ULP * tst) {
+        const real hu = fabs(HH(k - 1, k));
+        const real ab = fmax(h, hu), ba = fmin(h, hu);
+        const real d = fabs(HH(k - 1, k - 1) - HH(k, k)), hk = fabs(HH(k, k));
+        const real aa = fmax(hk, d), bb = fmin(hk, d);
+        const real s = aa + ab;
+        if (ba * (ab / s) <= fmax(smlnum, ULP * (bb * (aa / s))))
+            return true;
+    }
+    return false;
+}
+
+/* First column of (H - s1)(H - s2) restricted to rows mm..mm+2, scaled (dlahqr). */
+void start_vector(MEM const real *Hm, ulong gs, int mm, real s1r, real s1i, real s2r, real s2i,
+                  real *v1, real *v2, real *v3)
+{
+    const real hmm = HH(mm, mm), h21 = HH(mm + 1, mm);
+    real s = fabs(hmm - s2r) + fabs(s2i) + fabs(h21);
+    const real h21s = h21 / s;
+    real a = h21s * HH(mm, mm + 1) + (hmm - s1r) * ((hmm - s2r) / s) - s1i * (s2i / s);
+    real b = h21s * (hmm + HH(mm + 1, mm + 1) - s1r - s2r);
+    real c = h21s * HH(mm + 2, mm + 1);
+    s = fabs(a) + fabs(b) + fabs(c);
+    *v1 = a / s;
+    *v2 = b / s;
+    *v3 = c / s;
+}
+
+/* Can the sweep start at mm > l, i.e. are H(mm,mm-1) and the bulge it would create negligible? */
+bool start_test(MEM const real *Hm, ulong gs, int mm, real s1r, real s1i, real s2r, real s2i)
+{
+    real v1, v2, v3;
+    start_vector(Hm, gs, mm, s1r, s1i, s2r, s2i, &v1, &v2, &v3);
+    const real h00 = fabs(HH(mm, mm - 1)) * (fabs(v2) + fabs(v3));
+    const real h01 = fabs(v1) * (fabs(HH(mm - 1, mm - 1)) + fabs(HH(mm, mm)) +
+                                 fabs(HH(mm + 1, mm + 1)));
+    return h00 <= ULP * h01;
+}
+
+/* Householder reflector of order nr (2 or 3) taking (alpha, x2, x3) to (beta, 0, 0):
+ * I - tau (1, v2, v3)^T (1, v2, v3) (dlarfg). Returns beta. */
+real reflector(int nr, real alpha, real x2, real x3, real *tau, real *v2, real *v3)
+{
+    if (nr < 3)
+        x3 = 0;
+    if (x2 == 0 && x3 == 0) {
+        *tau = 0;
+        *v2 = 0;
+        *v3 = 0;
+        return alpha;
+    }
+    const real big = fmax(fabs(alpha), fmax(fabs(x2), fabs(x3)));
+    real norm;
+    if (big >= RTMIN && big <= RTMAX) {
+        norm = sqrt(alpha * alpha + x2 * x2 + x3 * x3);
+    } else {
+        const real inv = (real)1 / big, a = alpha * inv, b = x2 * inv, c = x3 * inv;
+        norm = big * sqrt(a * a + b * b + c * c);
+    }
+    real beta = -sgn(norm, alpha);
+    int knt = 0;
+    const real safmn = SAFMIN / ULP;
+    while (fabs(beta) < safmn && knt < 20) { /* rescale, as dlarfg does */
+        ++knt;
+        x2 /= safmn;
+        x3 /= safmn;
+        alpha /= safmn;
+        beta /= safmn;
+    }
+    if (knt > 0)
+        beta = -sgn(sqrt(alpha * alpha + x2 * x2 + x3 * x3), alpha);
+    *tau = (beta - alpha) / beta;
+    const real scal = (real)1 / (alpha - beta);
+    *v2 = x2 * scal;
+    *v3 = x3 * scal;
+    for (int j = 0; j < knt; ++j)
+        beta *= safmn;
+    return beta;
+}
+
+/* Eigenvalues of the 2x2 [a b; c d] in standardized Schur form (dlanv2): on return a, b, c, d
+ * hold the form (c == 0: real eigenvalues a, d; else a == d, b*c < 0) and (cs, sn) the rotation
+ * [a b; c d]_in = [cs -sn; sn cs] [a b; c d]_out [cs sn; -sn cs]. */
+void lanv2(real *pa, real *pb, real *pc, real *pd, real *rt1r, real *rt1i, real *rt2r,
+           real *rt2i, real *pcs, real *psn)
+{
+    real a = *pa, b = *pb, c = *pc, d = *pd, cs = 1, sn = 0;
+    const real eps = ULP / 2;
+    if (c == 0) {
+        /* already upper triangular */
+    } else if (b == 0) {
+        /* swap rows and columns */
+        cs = 0;
+        sn = 1;
+        const real tmp = d;
+        d = a;
+        a = tmp;
+        b = -c;
+        c = 0;
+    } else if (a - d == 0 && sgn(1, b) != sgn(1, c)) {
+        /* already standardized complex block */
+    } else {
+        real temp = a - d, p = temp / 2;
+        const real bcmax = fmax(fabs(b), fabs(c));
+        const real bcmis = fmin(fabs(b), fabs(c)) * sgn(1, b) * sgn(1, c);
+        real scale = fmax(fabs(p), bcmax);
+        real z = (p / scale) * p + (bcmax / scale) * bcmis;
+        if (z >= 4 * eps) {
+            /* real eigenvalues */
+            z = p + sgn(sqrt(scale) * sqrt(z), p);
+            a = d + z;
+            d = d - (bcmax / z) * bcmis;
+            const real tau = hypot(c, z);
+            cs = z / tau;
+            sn = c / tau;
+            b = b - c;
+            c = 0;
+        } else {
+            /* complex or nearly equal real eigenvalues: make the diagonal equal */
+            real sigma = b + c;
+            /* scale sigma and temp into a safe range (powers of 2, as dlanv2's safmn2) */
+            for (int count = 0; count < 20; ++count) {
+                scale = fmax(fabs(temp), fabs(sigma));
+#ifdef BCL_DOUBLE
+                const real big = 0x1p+500, small = 0x1p-500;
+#else
+                const real big = 0x1p+60f, small = 0x1p-60f;
+#endif
+                if (scale >= big) {
+                    sigma *= small;
+                    temp *= small;
+                } else if (scale <= small) {
+                    sigma *= big;
+                    temp *= big;
+                } else {
+                    break;
+                }
+            }
+            p = temp / 2;
+            real tau = hypot(sigma, temp);
+            cs = sqrt((1 + fabs(sigma) / tau) / 2);
+            sn = -(p / (tau * cs)) * sgn(1, sigma);
+            /* [aa bb; cc dd] = [a b; c d] [cs -sn; sn cs] */
+            const real aa = a * cs + b * sn, bb = -a * sn + b * cs;
+            const real cc = c * cs + d * sn, dd = -c * sn + d * cs;
+            /* [a b; c d] = [cs sn; -sn cs] [aa bb; cc dd] */
+            a = aa * cs + cc * sn;
+            b = bb * cs + dd * sn;
+            c = -aa * sn + cc * cs;
+            d = -bb * sn + dd * cs;
+            temp = (a + d) / 2;
+            a = temp;
+            d = temp;
+            if (c != 0) {
+                if (b != 0) {
+                    if (sgn(1, b) == sgn(1, c)) {
+                        /* real eigenvalues: reduce to upper triangular */
+                        const real sab = sqrt(fabs(b)), sac = sqrt(fabs(c));
+                        p = sgn(sab * sac, c);
+                        tau = (real)1 / sqrt(fabs(b + c));
+                        a = temp + p;
+                        d = temp - p;
+                        b = b - c;
+                        c = 0;
+                        const real cs1 = sab * tau, sn1 = sac * tau;
+                        temp = cs * cs1 - sn * sn1;
+                        sn = cs * sn1 + sn * cs1;
+                        cs = temp;
+                    }
+                } else {
+                    b = -c;
+                    c = 0;
+                    temp = cs;
+                    cs = -sn;
+                    sn = temp;
+                }
+            }
+        }
+    }
+    *rt1r = a;
+    *rt2r = d;
+    if (c == 0) {
+        *rt1i = 0;
+        *rt2i = 0;
+    } else {
+        *rt1i = sqrt(fabs(b)) * sqrt(fabs(c));
+        *rt2i = -*rt1i;
+    }
+    *pa = a;
+    *pb = b;
+    *pc = c;
+    *pd = d;
+    *pcs = cs;
+    *psn = sn;
+}
+
+/* Eigenvalue j of matrix k: unscaled, in the output arrangement. */
+void put_eig(__global real *wr, __global real *wi, int layW, ulong strideW, ulong k, int j,
+             int n, real re, real im)
+{
+    const ulong a = layout_addr(layW, k, (uint)j, (uint)n, n, strideW);
+    wr[a] = re;
+    wi[a] = im;
+}
+
+/* The serial part of one QR round for one matrix: advance the state machine until the next
+ * parallel action is set up (or the matrix is done). */
+void qr_serial(__local qr_state *s, MEM real *Hm, ulong gs, int n, int flags, real smlnum,
+               __global real *wr, __global real *wi, int layW, ulong strideW, ulong k_glob)
+{
+    const bool wantt = (flags & GEEV_WANTT) != 0;
+    s->action = ACT_NONE;
+    for (;;) {
+        const int ph = s->phase;
+        if (ph == PH_DONE)
+            return;
+        if (ph == PH_BEGIN) {
+            if (s->i < 0) {
+                s->phase = PH_DONE;
+                return;
+            }
+            s->l = 0;
+            s->its = 0;
+            s->phase = PH_DEFL;
+            s->res = 0;
+            if (s->i >= 1) {
+                s->action = ACT_SCAN_DEFL;
+                s->lo = 0;
+                s->hi = s->i;
+                return;
+            }
+            continue; /* a 1x1 block: nothing to scan */
+        }
+        if (ph == PH_DEFL) {
+            const int i = s->i, l = s->res > s->l ? s->res : s->l;
+            s->l = l;
+            if (l > 0)
+                HH(l, l - 1) = 0;
+            if (l >= i - 1) {
+                /* a 1x1 or 2x2 block has split off */
+                if (l == i) {
+                    put_eig(wr, wi, layW, strideW, k_glob, i, n, HH(i, i) * s->unscale, 0);
+                } else {
+                    real a = HH(i - 1, i - 1), b = HH(i - 1, i), c = HH(i, i - 1), d = HH(i, i);
+                    real r1r, r1i, r2r, r2i, cs, sn;
+                    lanv2(&a, &b, &c, &d, &r1r, &r1i, &r2r, &r2i, &cs, &sn);
+                    HH(i - 1, i - 1) = a;
+                    HH(i - 1, i) = b;
+                    HH(i, i - 1) = c;
+                    HH(i, i) = d;
+                    put_eig(wr, wi, layW, strideW, k_glob, i - 1, n, r1r * s->unscale,
+                            r1i * s->unscale);
+                    put_eig(wr, wi, layW, strideW, k_glob, i, n, r2r * s->unscale,
+                            r2i * s->unscale);
+                    if (wantt && !(cs == 1 && sn == 0)) {
+                        s->action = ACT_ROTATE;
+                        s->cs = cs;
+                        s->sn = sn;
+                        s->c0 = i + 1;
+                        s->c1 = n - 1;
+                        s->r0 = 0;
+                        s->r1 = i - 2;
+                    }
+                }
+                s->kdefl = 0;
+                s->i = l - 1;
+                s->phase = PH_BEGIN;
+                if (s->action != ACT_NONE)
+                    return;
+                continue;
+            }
+            if (s->its > s->itmax) {
+                /* no convergence: eigenvalues 0..i are not computed (LAPACK's info = i + 1) */
+                s->info = i + 1;
+                for (int j = 0; j <= i; ++j)
+                    put_eig(wr, wi, layW, strideW, k_glob, j, n, NAN, NAN);
+                s->phase = PH_DONE;
+                return;
+            }
+            s->kdefl += 1;
+            /* shifts: the eigenvalues of the trailing 2x2 block, or exceptional ones */
+            real h11, h12, h21, h22;
+            if (s->kdefl % (2 * KEXSH) == 0) {
+                const real e = fabs(HH(i, i - 1)) + fabs(HH(i - 1, i - 2));
+                h11 = (real)0.75 * e + HH(i, i);
+                h12 = (real)-0.4375 * e;
+                h21 = e;
+                h22 = h11;
+            } else if (s->kdefl % KEXSH == 0) {
+                const real e = fabs(HH(l + 1, l)) + fabs(HH(l + 2, l + 1));
+                h11 = (real)0.75 * e + HH(l, l);
+                h12 = (real)-0.4375 * e;
+                h21 = e;
+                h22 = h11;
+            } else {
+                h11 = HH(i - 1, i - 1);
+                h21 = HH(i, i - 1);
+                h12 = HH(i - 1, i);
+                h22 = HH(i, i);
+            }
+            const real sc = fabs(h11) + fabs(h12) + fabs(h21) + fabs(h22);
+            real s1r = 0, s1i = 0, s2r = 0, s2i = 0;
+            if (sc != 0) {
+                h11 /= sc;
+                h21 /= sc;
+                h12 /= sc;
+                h22 /= sc;
+                const real tr = (h11 + h22) / 2;
+                const real det = (h11 - tr) * (h22 - tr) - h12 * h21;
+                const real rtdisc = sqrt(fabs(det));
+                if (det >= 0) {
+                    s1r = tr * sc;
+                    s2r = s1r;
+                    s1i = rtdisc * sc;
+                    s2i = -s1i;
+                } else {
+                    /* real shifts: use the one closer to h22 twice */
+                    s1r = tr + rtdisc;
+                    s2r = tr - rtdisc;
+                    if (fabs(s1r - h22) <= fabs(s2r - h22)) {
+                        s1r *= sc;
+                        s2r = s1r;
+                    } else {
+                        s2r *= sc;
+                        s1r = s2r;
+                    }
+                    s1i = 0;
+                    s2i = 0;
+                }
+            }
+            s->s1r = s1r;
+            s->s1i = s1i;
+            s->s2r = s2r;
+            s->s2i = s2i;
+            s->phase = PH_START;
+            s->res = l;
+            if (i - 2 > l) {
+                s->action = ACT_SCAN_START;
+                s->lo = l;
+                s->hi = i - 2;
+                return;
+            }
+            continue;
+        }
+        if (ph == PH_START) {
+            const int m = s->res > s->l ? s->res : s->l;
+            real v1, v2, v3;
+            start_vector(Hm, gs, m, s->s1r, s->s1i, s->s2r, s->s2i, &v1, &v2, &v3);
+            s->m = m;
+            s->k = m;
+            s->t1 = v1; /* the first reflector's column, until PH_CHASE consumes it */
+            s->v2 = v2;
+            s->v3 = v3;
+            s->phase = PH_CHASE;
+            continue;
+        }
+        /* PH_CHASE */
+        const int i = s->i, k = s->k, m = s->m, l = s->l;
+        if (k > i - 1) {
+            /* the sweep is over: next iteration, starting with a deflation scan */
+            s->its += 1;
+            s->phase = PH_DEFL;
+            s->res = l;
+            s->action = ACT_SCAN_DEFL;
+            s->lo = l;
+            s->hi = i;
+            return;
+        }
+        const int nr = min(3, i - k + 1);
+        real x1, x2, x3;
+        if (k > m) {
+            x1 = HH(k, k - 1);
+            x2 = HH(k + 1, k - 1);
+            x3 = nr == 3 ? HH(k + 2, k - 1) : 0;
+        } else {
+            x1 = s->t1;
+            x2 = s->v2;
+            x3 = s->v3;
+        }
+        real tau, v2, v3;
+        const real beta = reflector(nr, x1, x2, x3, &tau, &v2, &v3);
+        if (k > m) {
+            HH(k, k - 1) = beta;
+            HH(k + 1, k - 1) = 0;
+            if (k < i - 1)
+                HH(k + 2, k - 1) = 0;
+        } else if (m > l) {
+            /* avoids a bug when v2 and v3 underflow (dlahqr) */
+            HH(k, k - 1) = HH(k, k - 1) * (1 - tau);
+        }
+        s->nr = nr;
+        s->t1 = tau;
+        s->v2 = v2;
+        s->v3 = v3;
+        s->action = ACT_CHASE;
+        s->c0 = k;
+        s->c1 = wantt ? n - 1 : i;
+        s->r0 = wantt ? 0 : l;
+        s->r1 = min(k + 3, i);
+        s->k = k + 1;
+        return;
+    }
+}
+
+/* Per-matrix local reals (SWB): H band-packed (lstride covers it), then Z (LDA*n) with
+ * GEEV_WANTZ. State: one qr_state per matrix, then two counters. */
+__kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
+                      __global real *Z, ulong offZ, int layZ, ulong strideZ,
+                      __global real *wr, ulong offWr, __global real *wi, ulong offWi, int layW,
+                      ulong strideW, __global int *info, ulong offInfo, int n_arg, uint count,
+                      int flags, int sweeps_max, uint lstride, __local real *lds,
+                      __local qr_state *states, __local int *counters)
+{
+    const int n = NSIZE(n_arg);
+    int m, t, mpg;
+    geometry(&m, &t, &mpg);
+    const int lid = (int)get_local_id(0);
+    const uint first = (uint)get_group_id(0) * (uint)mpg;
+    const uint nprob = min((uint)mpg, count - first);
+    const bool mine = t != GEEV_IDLE && (uint)m < nprob;
+    const bool wantz = (flags & GEEV_WANTZ) != 0;
+    const uint per = (uint)PACKED(n) + 1;
+    __local qr_state *s = states + m;
+    __global real *wrk = wr + offWr, *wik = wi + offWi;
+#ifdef GEEV_MWB
+    const int lda = n;
+    const ulong gs = strideH; /* H and Z share the EW stride (the chunk) */
+    __global real *Hm = H + offH + first + (uint)m;
+    __global real *Zm = Z + offZ + first + (uint)m;
+#else
+    const ulong gs = 1;
+    const int lda = n | 1;
+    __local real *Hm = lds + (uint)m * lstride;
+    __local real *Zm = Hm + ((uint)PACKED(n) + 2) / 2 * 2 + 1;
+    copy_flat(lds, lstride, 0, H, offH, layH, strideH, first, nprob, per, n, 1);
+    if (wantz)
+        copy_square(lds, lstride, ((uint)PACKED(n) + 2) / 2 * 2 + 1, lda, Z, offZ, layZ, strideZ,
+                    first, nprob, n, 1, NULL);
+#endif
+#define ZZ(i, j) AT(Zm, (j) * lda + (i))
+    const real smlnum = SAFMIN * ((real)n / ULP);
+    GROUP_SYNC();
+    if (mine && t == 0) {
+        s->unscale = AT(Hm, per - 1);
+        s->info = 0;
+        s->kdefl = 0;
+        s->itmax = sweeps_max > 0 ? sweeps_max : 30 * max(10, n);
+        s->i = n - 1;
+        s->phase = PH_BEGIN;
+        s->action = ACT_NONE;
+        if (!isfinite(s->unscale)) {
+            /* a non-finite entry: no eigenvalue is computed */
+            s->info = n;
+            s->phase = PH_DONE;
+            for (int j = 0; j < n; ++j)
+                put_eig(wrk, wik, layW, strideW, first + (uint)m, j, n, NAN, NAN);
+        }
+    }
+    if (lid == 0) {
+        counters[0] = 0;
+        counters[1] = 0;
+    }
+    for (uint round = 0;; ++round) {
+        SYNC();
+#if P > 1
+        const int par = (int)(round & 1);
+#endif
+        if (mine && t == 0) {
+            qr_serial(s, Hm, gs, n, flags, smlnum, wrk, wik, layW, strideW, first + (uint)m);
+#if P > 1
+            if (s->action != ACT_NONE)
+                atomic_inc(&counters[par]);
+#endif
+        }
+        SYNC();
+#if P > 1
+        const int more = counters[par];
+        if (lid == 0)
+            counters[par ^ 1] = 0;
+#endif
+        const int action = mine ? s->action : ACT_NONE;
+        /* ---- parallel phase 1: scans, the reflector from the left, the rotation on rows ---- */
+        /* scans run downwards: a work-item's first hit is its largest, the result the largest
+         * over the work-items (as LAPACK's scan from the bottom) */
+        if (action == ACT_SCAN_DEFL) {
+            const int lo = s->lo;
+            for (int kk = s->hi - t; kk > lo; kk -= P)
+                if (defl_test(Hm, gs, kk, n, smlnum)) {
+                    GEEV_MAX(&s->res, kk);
+                    break;
+                }
+        } else if (action == ACT_SCAN_START) {
+            const int lo = s->lo;
+            const real s1r = s->s1r, s1i = s->s1i, s2r = s->s2r, s2i = s->s2i;
+            for (int mm = s->hi - t; mm > lo; mm -= P)
+                if (start_test(Hm, gs, mm, s1r, s1i, s2r, s2i)) {
+                    GEEV_MAX(&s->res, mm);
+                    break;
+                }
+        } else if (action == ACT_CHASE) {
+            const int k = s->k - 1, c1 = s->c1;
+            const real t1 = s->t1, v2 = s->v2, t2 = t1 * v2;
+            if (s->nr == 3) {
+                const real v3 = s->v3, t3 = t1 * v3;
+                for (int j = s->c0 + t; j <= c1; j += P) {
+                    const int o = POFF(j) + k;
+                    const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1), h2 = AT(Hm, o + 2);
+                    const real sum = h0 + v2 * h1 + v3 * h2;
+                    AT(Hm, o) = h0 - sum * t1;
+                    AT(Hm, o + 1) = h1 - sum * t2;
+                    AT(Hm, o + 2) = h2 - sum * t3;
+                }
+            } else {
+                for (int j = s->c0 + t; j <= c1; j += P) {
+                    const int o = POFF(j) + k;
+                    const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1);
+                    const real sum = h0 + v2 * h1;
+                    AT(Hm, o) = h0 - sum * t1;
+                    AT(Hm, o + 1) = h1 - sum * t2;
+                }
+            }
+        } else if (action == ACT_ROTATE) {
+            /* rows ib-1, ib of columns c0..c1 (ib: the block's bottom, c0 = ib + 1) */
+            const int ib = s->c0 - 1, c1 = s->c1;
+            const real cs = s->cs, sn = s->sn;
+            for (int j = s->c0 + t; j <= c1; j += P) {
+                const real x = HH(ib - 1, j), y = HH(ib, j);
+                HH(ib - 1, j) = cs * x + sn * y;
+                HH(ib, j) = cs * y - sn * x;
+            }
+        }
+        SYNC();
+        /* ---- parallel phase 2: the reflector from the right (and on Z), the rotation on
+         * columns (and on Z) ---- */
+        if (action == ACT_CHASE) {
+            const int k = s->k - 1, r1 = s->r1;
+            const real t1 = s->t1, v2 = s->v2, t2 = t1 * v2;
+            const int o0 = POFF(k), o1 = POFF(k + 1), o2 = POFF(k + 2);
+            if (s->nr == 3) {
+                const real v3 = s->v3, t3 = t1 * v3;
+                for (int j = s->r0 + t; j <= r1; j += P) {
+                    const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j), h2 = AT(Hm, o2 + j);
+                    const real sum = h0 + v2 * h1 + v3 * h2;
+                    AT(Hm, o0 + j) = h0 - sum * t1;
+                    AT(Hm, o1 + j) = h1 - sum * t2;
+                    AT(Hm, o2 + j) = h2 - sum * t3;
+                }
+                if (wantz)
+                    for (int j = t; j < n; j += P) {
+                        const real z0 = ZZ(j, k), z1 = ZZ(j, k + 1), z2 = ZZ(j, k + 2);
+                        const real sum = z0 + v2 * z1 + v3 * z2;
+                        ZZ(j, k) = z0 - sum * t1;
+                        ZZ(j, k + 1) = z1 - sum * t2;
+                        ZZ(j, k + 2) = z2 - sum * t3;
+                    }
+            } else {
+                for (int j = s->r0 + t; j <= r1; j += P) {
+                    const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j);
+                    const real sum = h0 + v2 * h1;
+                    AT(Hm, o0 + j) = h0 - sum * t1;
+                    AT(Hm, o1 + j) = h1 - sum * t2;
+                }
+                if (wantz)
+                    for (int j = t; j < n; j += P) {
+                        const real z0 = ZZ(j, k), z1 = ZZ(j, k + 1);
+                        const real sum = z0 + v2 * z1;
+                        ZZ(j, k) = z0 - sum * t1;
+                        ZZ(j, k + 1) = z1 - sum * t2;
+                    }
+            }
+        } else if (action == ACT_ROTATE) {
+            const int ib = s->c0 - 1, r1 = s->r1;
+            const real cs = s->cs, sn = s->sn;
+            for (int j = s->r0 + t; j <= r1; j += P) {
+                const real x = HH(j, ib - 1), y = HH(j, ib);
+                HH(j, ib - 1) = cs * x + sn * y;
+                HH(j, ib) = cs * y - sn * x;
+            }
+            if (wantz)
+                for (int j = t; j < n; j += P) {
+                    const real x = ZZ(j, ib - 1), y = ZZ(j, ib);
+                    ZZ(j, ib - 1) = cs * x + sn * y;
+                    ZZ(j, ib) = cs * y - sn * x;
+                }
+        }
+#if P > 1
+        if (!more)
+            break;
+#else
+        if (action == ACT_NONE)
+            break;
+#endif
+    }
+    GROUP_SYNC();
+    if (mine && t == 0)
+        info[offInfo + first + (uint)m] = s->info;
+#ifndef GEEV_MWB
+    /* keep the Schur form (and vectors) for geev_vectors */
+    if (flags & GEEV_WANTT)
+        copy_flat(lds, lstride, 0, H, offH, layH, strideH, first, nprob, per, n, 0);
+    if (wantz)
+        copy_square(lds, lstride, ((uint)PACKED(n) + 2) / 2 * 2 + 1, lda, Z, offZ, layZ, strideZ,
+                    first, nprob, n, 0, NULL);
+#endif
+#undef ZZ
+}
+
+/* ================================================================================================
+ * Step 3: right eigenvectors (dtrevc, back-transformed, then normalized as dgeev)
+ * ================================================================================================ */
+
+/* x = b / a in complex arithmetic, |a| not below smin (the perturbation of dlaln2). */
+void cdiv(real ar, real ai, real br, real bi, real smin, real *xr, real *xi)
+{
+    if (fabs(ar) + fabs(ai) < smin) {
+        ar = smin;
+        ai = 0;
+    }
+    /* Smith's algorithm */
+    if (fabs(ar) >= fabs(ai)) {
+        const real r = ai / ar, d = ar + ai * r;
+        *xr = (br + bi * r) / d;
+        *xi = (bi - br * r) / d;
+    } else {
+        const real r = ar / ai, d = ai + ar * r;
+        *xr = (br * r + bi) / d;
+        *xi = (bi * r - br) / d;
+    }
+}
+
+/* Solve the complex 2x2 system [a11 a12; a21 a22] x = b by elimination with partial pivoting;
+ * pivots below smin are raised to smin. */
+void csolve2(real a11r, real a11i, real a12r, real a12i, real a21r, real a21i, real a22r,
+             real a22i, real b1r, real b1i, real b2r, real b2i, real smin, real *x1r, real *x1i,
+             real *x2r, real *x2i)
+{
+    if (fabs(a21r) + fabs(a21i) > fabs(a11r) + fabs(a11i)) {
+        real tr = a11r, ti = a11i;
+        a11r = a21r;
+        a11i = a21i;
+        a21r = tr;
+        a21i = ti;
+        tr = a12r;
+        ti = a12i;
+        a12r = a22r;
+        a12i = a22i;
+        a22r = tr;
+        a22i = ti;
+        tr = b1r;
+        ti = b1i;
+        b1r = b2r;
+        b1i = b2i;
+        b2r = tr;
+        b2i = ti;
+    }
+    if (fabs(a11r) + fabs(a11i) < smin) {
+        a11r = smin;
+        a11i = 0;
+    }
+    real lr, li;
+    cdiv(a11r, a11i, a21r, a21i, smin, &lr, &li);
+    const real u22r = a22r - (lr * a12r - li * a12i), u22i = a22i - (lr * a12i + li * a12r);
+    const real c2r = b2r - (lr * b1r - li * b1i), c2i = b2i - (lr * b1i + li * b1r);
+    cdiv(u22r, u22i, c2r, c2i, smin, x2r, x2i);
+    const real c1r = b1r - (a12r * *x2r - a12i * *x2i), c1i = b1i - (a12r * *x2i + a12i * *x2r);
+    cdiv(a11r, a11i, c1r, c1i, smin, x1r, x1i);
+}
+
+/* Per-matrix storage (SWB, local): T band-packed, Z (LDA*n), X (LDA*n). MWB: T, Z in place in
+ * the global EW arrays, X in the EW scratch array Xs. */
+__kernel void geev_vectors(__global const real *H, ulong offH, int layH, ulong strideH,
+                           __global real *Z, ulong offZ, int layZ, ulong strideZ,
+                           __global const real *D, ulong offD, __global real *Xs, ulong offX,
+                           __global const int *info, ulong offInfo, __global real *VR,
+                           ulong offVR, int layV, ulong strideV, int n_arg, uint count,
+                           uint lstride, __local real *lds)
+{
+    const int n = NSIZE(n_arg);
+    int m, t, mpg;
+    geometry(&m, &t, &mpg);
+    const uint first = (uint)get_group_id(0) * (uint)mpg;
+    const uint nprob = min((uint)mpg, count - first);
+    const bool mine = t != GEEV_IDLE && (uint)m < nprob;
+    const int failed = mine ? info[offInfo + first + (uint)m] != 0 : 1;
+#ifdef GEEV_MWB
+    const int lda = n;
+    const ulong gs = strideH;
+    __global const real *Tm = H + offH + first + (uint)m;
+    __global real *Zm = Z + offZ + first + (uint)m;
+    __global real *Xm = Xs + offX + first + (uint)m;
+#else
+    const uint per = (uint)PACKED(n) + 1;
+    const int lda = n | 1;
+    const uint tsz = ((uint)PACKED(n) + 2) / 2 * 2 + 1;
+    __local const real *Tm = lds + (uint)m * lstride;
+    __local real *Zm = lds + (uint)m * lstride + tsz;
+    __local real *Xm = Zm + lda * n;
+    copy_flat(lds, lstride, 0, (__global real *)H, offH, layH, strideH, first, nprob, per, n, 1);
+    copy_square(lds, lstride, tsz, lda, Z, offZ, layZ, strideZ, first, nprob, n, 1, NULL);
+#endif
+#define TT(i, j) AT(Tm, POFF(j) + (i))
+#define ZZ(i, j) AT(Zm, (j) * lda + (i))
+#define XX(i, j) AT(Xm, (j) * lda + (i))
+    GROUP_SYNC();
+    const real smlnum = SAFMIN * ((real)n / ULP);
+    const real big = sqrt((real)1 / smlnum);
+    /* ---- eigenvectors of T by back substitution, one eigenvalue (or pair) per work-item ---- */
+    if (mine && !failed)
+        for (int e = t; e < n; e += P) {
+            const bool second = e > 0 && TT(e, e - 1) != 0;
+            if (second)
+                continue; /* done with the pair's first column */
+            const bool pair = e + 1 < n && TT(e + 1, e) != 0;
+            const real lr = TT(e, e);
+            const real li = pair ? sqrt(fabs(TT(e, e + 1))) * sqrt(fabs(TT(e + 1, e))) : 0;
+            const real smin = fmax(ULP * (fabs(lr) + fabs(li)), smlnum);
+            const int top = pair ? e + 1 : e;
+            for (int i = top + 1; i < n; ++i) {
+                XX(i, e) = 0;
+                if (pair)
+                    XX(i, e + 1) = 0;
+            }
+            if (!pair) {
+                XX(e, e) = 1;
+                for (int i = 0; i < e; ++i)
+                    XX(i, e) = -TT(i, e);
+            } else {
+                real x0r, x0i, x1r, x1i;
+                if (fabs(TT(e, e + 1)) >= fabs(TT(e + 1, e))) {
+                    x0r = 1;
+                    x0i = 0;
+                    x1r = 0;
+                    x1i = li / TT(e, e + 1);
+                } else {
+                    x0r = -li / TT(e + 1, e);
+                    x0i = 0;
+                    x1r = 0;
+                    x1i = 1;
+                }
+                XX(e, e) = x0r;
+                XX(e, e + 1) = x0i;
+                XX(e + 1, e) = x1r;
+                XX(e + 1, e + 1) = x1i;
+                for (int i = 0; i < e; ++i) {
+                    XX(i, e) = -(x0r * TT(i, e) + x1r * TT(i, e + 1));
+                    XX(i, e + 1) = -(x0i * TT(i, e) + x1i * TT(i, e + 1));
+                }
+            }
+            /* (T - lambda) x = rhs, rows e-1 down to 0, 1x1 and 2x2 diagonal blocks */
+            int j = e - 1;
+            while (j >= 0) {
+                const bool block = j > 0 && TT(j, j - 1) != 0;
+                real xr[2], xi[2];
+                int lo;
+                if (block) {
+                    lo = j - 1;
+                    const real b1r = XX(j - 1, e), b1i = pair ? XX(j - 1, e + 1) : 0;
+                    const real b2r = XX(j, e), b2i = pair ? XX(j, e + 1) : 0;
+                    csolve2(TT(j - 1, j - 1) - lr, -li, TT(j - 1, j), 0, TT(j, j - 1), 0,
+                            TT(j, j) - lr, -li, b1r, b1i, b2r, b2i, smin, &xr[0], &xi[0], &xr[1],
+                            &xi[1]);
+                } else {
+                    lo = j;
+                    cdiv(TT(j, j) - lr, -li, XX(j, e), pair ? XX(j, e + 1) : 0, smin, &xr[0],
+                         &xi[0]);
+                }
+                const int cnt = j - lo + 1;
+                /* keep the solution representable: rescale the whole column (pair) */
+                real xmax = 0;
+                for (int q = 0; q < cnt; ++q)
+                    xmax = fmax(xmax, fabs(xr[q]) + fabs(xi[q]));
+                if (xmax > big) {
+                    const real sc = (real)1 / xmax;
+                    for (int q = 0; q < cnt; ++q) {
+                        xr[q] *= sc;
+                        xi[q] *= sc;
+                    }
+                    for (int i = 0; i <= top; ++i) {
+                        if (i >= lo && i <= j)
+                            continue;
+                        XX(i, e) *= sc;
+                        if (pair)
+                            XX(i, e + 1) *= sc;
+                    }
+                }
+                for (int q = 0; q < cnt; ++q) {
+                    XX(lo + q, e) = xr[q];
+                    if (pair)
+                        XX(lo + q, e + 1) = xi[q];
+                }
+                for (int i = 0; i < lo; ++i) {
+                    real ur = 0, ui = 0;
+                    for (int q = 0; q < cnt; ++q) {
+                        ur = fma(xr[q], TT(i, lo + q), ur);
+                        ui = fma(xi[q], TT(i, lo + q), ui);
+                    }
+                    XX(i, e) -= ur;
+                    if (pair)
+                        XX(i, e + 1) -= ui;
+                }
+                j = lo - 1;
+            }
+        }
+    SYNC();
+    /* ---- back-transform by Z and undo the balancing: row r of VR = D(r) Z(r,:) X, in place
+     * over Z; columns from the right, a pair's two columns together ---- */
+    if (mine && !failed) {
+#ifdef GEEV_MWB
+        __global const real *Dm = D + offD + first + (uint)m;
+#endif
+        for (int r = t; r < n; r += P) {
+#ifdef GEEV_MWB
+            const real dr = Dm[(ulong)r * strideZ];
+#else
+            const real dr = D[offD + layout_addr(layZ, first + (uint)m, (uint)r, (uint)n, n, strideZ)];
+#endif
+            int c = n - 1;
+            while (c >= 0) {
+                const bool second = c > 0 && TT(c, c - 1) != 0;
+                if (second) {
+                    /* pair (c-1, c): real parts in column c-1, imaginary parts in column c */
+                    real sr = 0, si = 0;
+                    for (int q = 0; q <= c; ++q) {
+                        const real z = ZZ(r, q);
+                        sr = fma(z, XX(q, c - 1), sr);
+                        si = fma(z, XX(q, c), si);
+                    }
+                    ZZ(r, c - 1) = dr * sr;
+                    ZZ(r, c) = dr * si;
+                    c -= 2;
+                } else {
+                    real sr = 0;
+                    for (int q = 0; q <= c; ++q)
+                        sr = fma(ZZ(r, q), XX(q, c), sr);
+                    ZZ(r, c) = dr * sr;
+                    c -= 1;
+                }
+            }
+        }
+    }
+    SYNC();
+    /* ---- normalize (dgeev): unit 2-norm; a complex vector turned so that its largest
+     * component is real ---- */
+    if (mine && !failed)
+        for (int e = t; e < n; e += P) {
+            const bool second = e > 0 && TT(e, e - 1) != 0;
+            if (second)
+                continue;
+            const bool pair = e + 1 < n && TT(e + 1, e) != 0;
+            /* scaled sums of squares: entries may be far from 1 before normalization */
+            real amax = 0;
+            for (int i = 0; i < n; ++i) {
+                amax = fmax(amax, fabs(ZZ(i, e)));
+                if (pair)
+                    amax = fmax(amax, fabs(ZZ(i, e + 1)));
+            }
+            if (amax == 0)
+                continue;
+            const real inv = (real)1 / amax;
+            real ss = 0;
+            for (int i = 0; i < n; ++i) {
+                const real a = ZZ(i, e) * inv;
+                ss = fma(a, a, ss);
+                if (pair) {
+                    const real b = ZZ(i, e + 1) * inv;
+                    ss = fma(b, b, ss);
+                }
+            }
+            const real scl = inv / sqrt(ss);
+            for (int i = 0; i < n; ++i) {
+                ZZ(i, e) *= scl;
+                if (pair)
+                    ZZ(i, e + 1) *= scl;
+            }
+            if (pair) {
+                int kmax = 0;
+                real best = -1;
+                for (int i = 0; i < n; ++i) {
+                    const real a = ZZ(i, e), b = ZZ(i, e + 1);
+                    const real w = a * a + b * b;
+                    if (w > best) {
+                        best = w;
+                        kmax = i;
+                    }
+                }
+                const real f = ZZ(kmax, e), g = ZZ(kmax, e + 1);
+                real cs = 1, sn = 0;
+                if (g != 0) {
+                    if (f == 0) {
+                        cs = 0;
+                        sn = sgn(1, g);
+                    } else {
+                        const real d = hypot(f, g), r = sgn(d, f);
+                        cs = fabs(f) / d;
+                        sn = g / r;
+                    }
+                }
+                for (int i = 0; i < n; ++i) {
+                    const real x = ZZ(i, e), y = ZZ(i, e + 1);
+                    ZZ(i, e) = cs * x + sn * y;
+                    ZZ(i, e + 1) = cs * y - sn * x;
+                }
+                ZZ(kmax, e + 1) = 0;
+            }
+        }
+    GROUP_SYNC();
+    /* ---- write VR; NaN for the matrices whose eigenvalues did not all converge ---- */
+#ifdef GEEV_MWB
+    const uint nn = (uint)(n * n);
+    if (mine)
+        for (uint e = (uint)t; e < nn; e += P) {
+            const uint j = e / (uint)n, i = e - j * (uint)n;
+            VR[offVR + layout_addr(layV, first + (uint)m, e, nn, n, strideV)] =
+                failed ? NAN : ZZ((int)i, (int)j);
+        }
+#else
+    copy_square(lds, lstride, tsz, lda, VR, offVR, layV, strideV, first, nprob, n, 0,
+                info + offInfo);
+#endif
+#undef TT
+#undef ZZ
+#undef XX
+}
