@@ -251,21 +251,28 @@ static const char *clblast_status_name(CLBlastStatusCode s)
     return (int)s > -1000 ? bcl_cl_error_name((cl_int)s) : "a clBLAST argument error";
 }
 
-/* Everything one problem needs on the host and the device; the host arrays are double. */
+/* Everything one problem needs on the host and the device; the host arrays are double.
+ * Only the chain of panels is on the host (the critical path): each step's QR in compact WY form
+ * (Q = I - V T V^T) and the next diagonal block At_k+1 = A_k+1 - V2 T^T V2^T A_k+1. The rest of
+ * the step (the explicit Q^(k), R_k,k+1, the last block column's chain, the multipliers of the
+ * back substitution) is clBLAST GEMMs enqueued on the device, which runs them meanwhile. */
 typedef struct {
     bcl_context *ctx;
     const char *fn;
     int n, p, N, dbl, jF;
     size_t es, nn;
     int force_fail;
-    double host_s; /* wall time of the host's part (panels, multipliers, enqueueing) */
+    double host_s; /* wall time of the host's part (panels, enqueueing) */
     cl_command_queue q;
-    cl_mem dT, dQ, dS; /* 2n-column temporary, the Q^(k), the n x n multipliers */
+    cl_mem dT; /* 2n-column temporary of the Q^T application */
+    cl_mem dQ; /* the Q^(k), 2n x 2n each, then Q^(p) */
+    cl_mem dS; /* n x n multipliers: column version W_j at j, row version Xt_i at p + i */
+    cl_mem dR; /* device blocks, offsets below */
+    size_t r_s, r_l, r_t, r_v, r_tm, r_w, r_a, r_u1, r_u, r_tv, r_eye;
     /* host panels */
-    double *Rd, *Rs, *Rl;    /* R_kk, R_k,k+1, R_k,p-1 (p blocks each) */
-    double *At, *Rt;         /* the running diagonal and last-column blocks */
-    double *panel, *tau, *Q, *C1, *C2;
-    double *Xd, *M;          /* R_kk^-1; the multipliers */
+    double *Rd;           /* R_kk (p blocks) */
+    double *At, *panel, *Tm, *V, *W, *work, *tau, *Q;
+    double *Xd;           /* R_kk^-1 */
     /* uploads in the device's precision, kept until the device has read them: two arenas, one
      * per problem in flight */
     unsigned char *arena[2];
@@ -364,60 +371,19 @@ static void take_upper(const double *src, int ld, int n, double *dst)
             dst[(size_t)c * n + r] = r <= c ? src[(size_t)c * ld + r] : 0.0;
 }
 
-/* QR of the m x n panel in w->panel (m = 2n or n): R into Rd[k], the explicit m x m Q into w->Q. */
-static int panel_qr(bsofi *w, int m, int k)
+/* QR of the last n x n block (w->panel): R into Rd[p-1], the explicit Q^(p) into w->Q. */
+static int last_qr(bsofi *w)
 {
     const int n = w->n;
-    int info = LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, w->panel, m, w->tau, w->C1,
-                                   2 * n * n);
+    int info = LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, n, n, w->panel, n, w->tau, w->work,
+                                   (lapack_int)w->nn);
     if (info != 0)
         return -1;
-    take_upper(w->panel, m, n, w->Rd + (size_t)k * w->nn);
-    memset(w->Q, 0, sizeof(double) * (size_t)m * m);
-    for (int c = 0; c < n; ++c)
-        for (int r = c + 1; r < m; ++r)
-            w->Q[(size_t)c * m + r] = w->panel[(size_t)c * m + r];
-    info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, m, n, w->Q, m, w->tau, w->C1, 2 * n * n);
+    take_upper(w->panel, n, n, w->Rd + (size_t)(w->p - 1) * w->nn);
+    memcpy(w->Q, w->panel, sizeof(double) * w->nn);
+    info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, n, n, n, w->Q, n, w->tau, w->work,
+                               (lapack_int)w->nn);
     return info != 0 ? -1 : 0;
-}
-
-/* Factorization step k < p-1 (Wright's SOF): QR of [At_k; B_k], then Q^(k)T applied to block
- * rows k, k+1 of block columns k+1 and p-1. Q^(k) is uploaded for the Q^T application. */
-static bcl_status factor_step(bsofi *w, int k, const double *A, const double *B)
-{
-    const int n = w->n, p = w->p, n2 = 2 * n;
-    const size_t nn = w->nn;
-    for (int c = 0; c < n; ++c) {
-        memcpy(w->panel + (size_t)c * n2, w->At + (size_t)c * n, sizeof(double) * n);
-        memcpy(w->panel + (size_t)c * n2 + n, B + (size_t)k * nn + (size_t)c * n, sizeof(double) * n);
-    }
-    if (panel_qr(w, n2, k) != 0)
-        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: LAPACK dgeqrf/dorgqr failed on a panel", w->fn);
-    const double *Anext = A + (size_t)(k + 1) * nn;
-    /* Q^T [0; A_k+1] = Q(n:2n, :)^T A_k+1; Q^T [Rt_k; 0] = Q(0:n, :)^T Rt_k */
-    dgemm('T', 'N', n2, n, n, 1.0, w->Q + n, n2, Anext, n, 0.0, w->C1, n2);
-    if (k + 1 == p - 1) { /* block column k+1 is the last one: [Rt_k; A_p-1] */
-        dgemm('T', 'N', n2, n, n, 1.0, w->Q, n2, w->Rt, n, 1.0, w->C1, n2);
-    } else {
-        dgemm('T', 'N', n2, n, n, 1.0, w->Q, n2, w->Rt, n, 0.0, w->C2, n2);
-        for (int c = 0; c < n; ++c) {
-            memcpy(w->Rl + (size_t)k * nn + (size_t)c * n, w->C2 + (size_t)c * n2, sizeof(double) * n);
-            memcpy(w->Rt + (size_t)c * n, w->C2 + (size_t)c * n2 + n, sizeof(double) * n);
-        }
-    }
-    for (int c = 0; c < n; ++c) {
-        memcpy(w->Rs + (size_t)k * nn + (size_t)c * n, w->C1 + (size_t)c * n2, sizeof(double) * n);
-        memcpy(w->At + (size_t)c * n, w->C1 + (size_t)c * n2 + n, sizeof(double) * n);
-    }
-    return upload(w, w->Q, n2, n2, n2, w->dQ, (size_t)k * 4 * nn, (size_t)n2);
-}
-
-/* X_kk = R_kk^-1 on the host (upper triangular) */
-static void invert_diagonal(bsofi *w, int k)
-{
-    double *X = w->Xd + (size_t)k * w->nn;
-    memcpy(X, w->Rd + (size_t)k * w->nn, sizeof(double) * w->nn);
-    LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, 'U', 'N', w->n, X, w->n);
 }
 
 static size_t block_at(const bsofi *w, int r, int c)
@@ -425,54 +391,211 @@ static size_t block_at(const bsofi *w, int r, int c)
     return (size_t)c * w->n * w->N + (size_t)r * w->n;
 }
 
+static bcl_status copy_dev(bsofi *w, cl_mem src, size_t off_src, cl_mem dst, size_t off_dst,
+                           size_t count)
+{
+    cl_int err = clEnqueueCopyBuffer(w->q, src, dst, off_src * w->es, off_dst * w->es,
+                                     count * w->es, 0, NULL, NULL);
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clEnqueueCopyBuffer");
+}
+
+/* Factorization step k < p-1 (Wright's SOF): the QR [At_k; B_k] = Q^(k) [R_kk; 0] on the host
+ * (LAPACK dgeqrt: V below the diagonal, T), then Q^(k)T = I - V T^T V^T applied to block rows
+ * k, k+1 of block columns k+1 and p-1:
+ *   [0; A_k+1]  -> [R_k,k+1; At_k+1]   (host: At_k+1, the next panel; device: R_k,k+1)
+ *   [Rt_k; 0]   -> [R_k,p-1; Rt_k+1]   (device)
+ * or, when k+1 = p-1, [Rt_k; A_p-1] -> [R_k,p-1; At_p-1] on the device, At_p-1 read back. The
+ * device also forms the explicit Q^(k) = I - V (T V^T) for the Q^T application. */
+static bcl_status factor_step(bsofi *w, int k, const double *A, const double *B)
+{
+    const int n = w->n, p = w->p, n2 = 2 * n;
+    const size_t nn = w->nn;
+    const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
+    for (int c = 0; c < n; ++c) {
+        memcpy(w->panel + (size_t)c * n2, w->At + (size_t)c * n, sizeof(double) * n);
+        memcpy(w->panel + (size_t)c * n2 + n, B + (size_t)k * nn + (size_t)c * n, sizeof(double) * n);
+    }
+    if (LAPACKE_dgeqrt_work(LAPACK_COL_MAJOR, n2, n, n, w->panel, n2, w->Tm, n, w->work) != 0)
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: LAPACK dgeqrt failed on a panel", w->fn);
+    take_upper(w->panel, n2, n, w->Rd + (size_t)k * nn);
+    for (int c = 0; c < n; ++c) /* V: unit lower trapezoidal; T: upper triangular */
+        for (int r = 0; r < n2; ++r) {
+            w->V[(size_t)c * n2 + r] = r < c ? 0.0 : r == c ? 1.0 : w->panel[(size_t)c * n2 + r];
+            if (r < n && r > c)
+                w->Tm[(size_t)c * n + r] = 0.0;
+        }
+    const int merged = k + 2 == p;
+    const double *Anext = A + (size_t)(k + 1) * nn;
+    const double *V2 = w->V + n;
+    if (!merged) { /* W = T^T V2^T A_k+1; At_k+1 = A_k+1 - V2 W */
+        dgemm('T', 'N', n, n, n, 1.0, V2, n2, Anext, n, 0.0, w->work, n);
+        dgemm('T', 'N', n, n, n, 1.0, w->Tm, n, w->work, n, 0.0, w->W, n);
+        memcpy(w->At, Anext, sizeof(double) * nn);
+        dgemm('N', 'N', n, n, n, -1.0, V2, n2, w->W, n, 1.0, w->At, n);
+    }
+    bcl_status s = upload(w, w->V, n2, n, n2, w->dR, w->r_v, (size_t)n2);
+    if (s == BCL_SUCCESS)
+        s = upload(w, w->Tm, n, n, n, w->dR, w->r_tm, n);
+    if (s == BCL_SUCCESS)
+        s = merged ? upload(w, Anext, n, n, n, w->dR, w->r_a, n)
+                   : upload(w, w->W, n, n, n, w->dR, w->r_w, n);
+    cl_mem R = w->dR;
+    const size_t v1 = w->r_v, v2 = w->r_v + n, rt = w->r_t + (size_t)(k & 1) * nn,
+                 rt_next = w->r_t + (size_t)((k + 1) & 1) * nn, qk = (size_t)k * 4 * nn;
+    /* Q^(k) = I - V (T V^T) */
+    if (s == BCL_SUCCESS)
+        s = copy_dev(w, R, w->r_eye, w->dQ, qk, 4 * nn);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, no, tr, n, n2, n, 1.0, R, w->r_tm, n, R, v1, n2, 0.0, R, w->r_tv, n);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, no, no, n2, n2, n, -1.0, R, v1, n2, R, w->r_tv, n, 1.0, w->dQ, qk, n2);
+    if (s != BCL_SUCCESS)
+        return s;
+    if (!merged) {
+        /* R_k,k+1 = -V1 W; U = T^T V1^T Rt_k; R_k,p-1 = Rt_k - V1 U; Rt_k+1 = -V2 U */
+        s = gemm(w, no, no, n, n, n, -1.0, R, v1, n2, R, w->r_w, n, 0.0, R, w->r_s + k * nn, n);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, tr, no, n, n, n, 1.0, R, v1, n2, R, rt, n, 0.0, R, w->r_u1, n);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, tr, no, n, n, n, 1.0, R, w->r_tm, n, R, w->r_u1, n, 0.0, R, w->r_u, n);
+        if (s == BCL_SUCCESS)
+            s = copy_dev(w, R, rt, R, w->r_l + k * nn, nn);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, no, no, n, n, n, -1.0, R, v1, n2, R, w->r_u, n, 1.0, R, w->r_l + k * nn, n);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, no, no, n, n, n, -1.0, R, v2, n2, R, w->r_u, n, 0.0, R, rt_next, n);
+        return s;
+    }
+    /* the last pair: U = T^T (V1^T Rt_k + V2^T A_p-1); R_k,p-1 = Rt_k - V1 U; At_p-1 = A - V2 U */
+    s = gemm(w, tr, no, n, n, n, 1.0, R, v1, n2, R, rt, n, 0.0, R, w->r_u1, n);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, tr, no, n, n, n, 1.0, R, v2, n2, R, w->r_a, n, 1.0, R, w->r_u1, n);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, tr, no, n, n, n, 1.0, R, w->r_tm, n, R, w->r_u1, n, 0.0, R, w->r_u, n);
+    if (s == BCL_SUCCESS)
+        s = copy_dev(w, R, rt, R, w->r_s + k * nn, nn);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, no, no, n, n, n, -1.0, R, v1, n2, R, w->r_u, n, 1.0, R, w->r_s + k * nn, n);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, no, no, n, n, n, -1.0, R, v2, n2, R, w->r_u, n, 1.0, R, w->r_a, n);
+    if (s != BCL_SUCCESS)
+        return s;
+    unsigned char *raw = w->arena[w->cur] + w->arena_used; /* room for n^2 more */
+    if (w->arena_used + nn * w->es > w->arena_cap)
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: internal: upload arena exhausted", w->fn);
+    cl_int err = clEnqueueReadBuffer(w->q, R, CL_TRUE, w->r_a * w->es, nn * w->es, raw, 0, NULL,
+                                     NULL);
+    if (err != CL_SUCCESS)
+        return bcl_cl_fail(w->ctx, err, "reading the last diagonal block back");
+    for (size_t e = 0; e < nn; ++e)
+        w->At[e] = w->dbl ? ((double *)(void *)raw)[e] : ((float *)(void *)raw)[e];
+    return BCL_SUCCESS;
+}
+
+/* X_kk = R_kk^-1 (host, upper triangular) into H's diagonal block */
+static bcl_status invert_diagonal(bsofi *w, int k, cl_mem H, size_t offH)
+{
+    double *X = w->Xd + (size_t)k * w->nn;
+    memcpy(X, w->Rd + (size_t)k * w->nn, sizeof(double) * w->nn);
+    LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, 'U', 'N', w->n, X, w->n);
+    return upload(w, X, w->n, w->n, w->n, H, offH + block_at(w, k, k), w->N);
+}
+
 /* Column version for block column j < p-1 (BSTRI_CV): X_jj = R_jj^-1 and
- * X_0:j-1,j = X_0:j-1,j-1 * (-R_j-1,j X_jj), on the device while the host factorizes on. */
+ * X_0:j-1,j = X_0:j-1,j-1 W_j, W_j = -R_j-1,j X_jj, on the device while the host factorizes on. */
 static bcl_status invert_column(bsofi *w, int j, cl_mem H, size_t offH)
 {
-    const int n = w->n;
-    invert_diagonal(w, j);
-    bcl_status s = upload(w, w->Xd + (size_t)j * w->nn, n, n, n, H, offH + block_at(w, j, j), w->N);
+    const size_t n = (size_t)w->n, nn = w->nn;
+    const CLBlastTranspose no = CLBlastTransposeNo;
+    bcl_status s = invert_diagonal(w, j, H, offH);
     if (s != BCL_SUCCESS || j == 0)
         return s;
-    double *Wj = w->M + (size_t)j * w->nn;
-    dgemm('N', 'N', n, n, n, -1.0, w->Rs + (size_t)(j - 1) * w->nn, n, w->Xd + (size_t)j * w->nn, n,
-          0.0, Wj, n);
-    s = upload(w, Wj, n, n, n, w->dS, (size_t)j * w->nn, n);
+    s = gemm(w, no, no, n, n, n, -1.0, w->dR, w->r_s + (size_t)(j - 1) * nn, n, H,
+             offH + block_at(w, j, j), w->N, 0.0, w->dS, (size_t)j * nn, n);
     if (s == BCL_SUCCESS)
-        s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)j * n, n, n, 1.0, H,
-                 offH + block_at(w, 0, j - 1), w->N, w->dS, (size_t)j * w->nn, n, 0.0, H,
-                 offH + block_at(w, 0, j), w->N);
+        s = gemm(w, no, no, (size_t)j * n, n, n, 1.0, H, offH + block_at(w, 0, j - 1), w->N, w->dS,
+                 (size_t)j * nn, n, 0.0, H, offH + block_at(w, 0, j), w->N);
     return s;
 }
 
-/* Row version (BSTRI_RV) for the block columns from jF on: X_ii = R_ii^-1 (i >= jF), the last
- * column's Y_i X_p-1,p-1 terms by one TRMM, then block rows p-2 .. 0:
- * X_i,c = Xt_i X_i+1,c (+ Y_i X_p-1,p-1 in the last column), Xt_i = -R_ii^-1 R_i,i+1. */
+/* Batched GEMM of `count` n x n products C_i = alpha A_i B_i (clBLAST's batched routine). */
+static bcl_status gemm_blocks(bsofi *w, size_t count, double alpha, cl_mem A, const size_t *offA,
+                              size_t lda, cl_mem B, const size_t *offB, size_t ldb, cl_mem C,
+                              const size_t *offC, size_t ldc, double *alphas, double *betas)
+{
+    if (count == 0)
+        return BCL_SUCCESS;
+    const size_t n = (size_t)w->n;
+    CLBlastStatusCode s = CLBlastSuccess;
+    if (w->force_fail) {
+        s = CLBlastUnknownError;
+    } else if (w->dbl) {
+        for (size_t i = 0; i < count; ++i) {
+            alphas[i] = alpha;
+            betas[i] = 0;
+        }
+        s = CLBlastDgemmBatched(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, n, n,
+                                n, alphas, A, offA, lda, B, offB, ldb, betas, C, offC, ldc, count,
+                                &w->q, NULL);
+    } else {
+        float *fa = (float *)(void *)alphas, *fb = (float *)(void *)betas;
+        for (size_t i = 0; i < count; ++i) {
+            fa[i] = (float)alpha;
+            fb[i] = 0;
+        }
+        s = CLBlastSgemmBatched(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, n, n,
+                                n, fa, A, offA, lda, B, offB, ldb, fb, C, offC, ldc, count, &w->q,
+                                NULL);
+    }
+    if (s != CLBlastSuccess)
+        return bcl_fail(w->ctx, BCL_OPENCL_ERROR,
+                        "%s: clBLAST %cGEMMBATCHED (%zu products of order %zu) failed: %s (%d)%s",
+                        w->fn, w->dbl ? 'D' : 'S', count, n, clblast_status_name(s), (int)s,
+                        w->force_fail ? " (forced by BATCHCL_CLBLAST_FAIL)" : "");
+    return BCL_SUCCESS;
+}
+
+/* Row version (BSTRI_RV) for the block columns from jF on: X_ii = R_ii^-1 (i >= jF); the last
+ * block column's Y_i = -X_ii R_i,p-1 (one batched GEMM) times X_p-1,p-1 (one TRMM); the row
+ * multipliers Xt_i = -X_ii R_i,i+1 (one batched GEMM); then block rows p-2 .. 0:
+ * X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF). */
 static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
 {
     const int n = w->n, p = w->p;
     const size_t nn = w->nn;
     bcl_status s = BCL_SUCCESS;
-    for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i) {
-        invert_diagonal(w, i);
-        s = upload(w, w->Xd + (size_t)i * nn, n, n, n, H, offH + block_at(w, i, i), w->N);
+    for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i)
+        s = invert_diagonal(w, i, H, offH);
+    size_t *off = malloc(sizeof *off * 3 * (size_t)p);
+    double *scalars = malloc(sizeof *scalars * 2 * (size_t)p);
+    if (!off || !scalars) {
+        free(off);
+        free(scalars);
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
     }
-    /* Y_i = -X_ii R_i,p-1 into the last block column, then times X_p-1,p-1 */
-    double *Y = w->M; /* the column version's multipliers are on the device already */
-    for (int i = 0; i + 2 < p && s == BCL_SUCCESS; ++i) {
-        dgemm('N', 'N', n, n, n, -1.0, w->Xd + (size_t)i * nn, n, w->Rl + (size_t)i * nn, n, 0.0,
-              Y + (size_t)i * nn, n);
-        s = upload(w, Y + (size_t)i * nn, n, n, n, H, offH + block_at(w, i, p - 1), w->N);
+    size_t *oa = off, *ob = off + p, *oc = off + 2 * p;
+    const int ny = p > 2 ? p - 2 : 0, nt = p - 1;
+    for (int i = 0; i < ny; ++i) {
+        oa[i] = offH + block_at(w, i, i);
+        ob[i] = w->r_l + (size_t)i * nn;
+        oc[i] = offH + block_at(w, i, p - 1);
     }
-    if (s == BCL_SUCCESS && p > 2)
-        s = trmm_right_upper(w, (size_t)(p - 2) * n, n, H, offH + block_at(w, p - 1, p - 1), w->N, H,
+    if (s == BCL_SUCCESS)
+        s = gemm_blocks(w, (size_t)ny, -1.0, H, oa, w->N, w->dR, ob, n, H, oc, w->N, scalars,
+                        scalars + p);
+    if (s == BCL_SUCCESS && ny > 0)
+        s = trmm_right_upper(w, (size_t)ny * n, n, H, offH + block_at(w, p - 1, p - 1), w->N, H,
                              offH + block_at(w, 0, p - 1), w->N);
-    double *Xt = w->M + (size_t)p * nn;
-    for (int i = 0; i + 1 < p && s == BCL_SUCCESS; ++i) {
-        dgemm('N', 'N', n, n, n, -1.0, w->Xd + (size_t)i * nn, n, w->Rs + (size_t)i * nn, n, 0.0,
-              Xt + (size_t)i * nn, n);
-        s = upload(w, Xt + (size_t)i * nn, n, n, n, w->dS, (size_t)(p + i) * nn, n);
+    for (int i = 0; i < nt; ++i) {
+        oa[i] = offH + block_at(w, i, i);
+        ob[i] = w->r_s + (size_t)i * nn;
+        oc[i] = (size_t)(p + i) * nn;
     }
+    if (s == BCL_SUCCESS)
+        s = gemm_blocks(w, (size_t)nt, -1.0, H, oa, w->N, w->dR, ob, n, w->dS, oc, n, scalars,
+                        scalars + p);
+    free(off);
+    free(scalars);
     for (int i = p - 2; i >= 0 && s == BCL_SUCCESS; --i) {
         const int c0 = i + 1 > w->jF ? i + 1 : w->jF;
         s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, n, (size_t)(p - c0) * n, n, 1.0, w->dS,
@@ -542,10 +665,11 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
     const double t0 = seconds_now();
     bcl_status s = fill_zero(w, H, offH);
     memcpy(w->At, A, sizeof(double) * nn);
-    memcpy(w->Rt, B + (size_t)(p - 1) * nn, sizeof(double) * nn);
     if (p == 1)
         for (size_t e = 0; e < nn; ++e)
             w->At[e] += B[e];
+    else if (s == BCL_SUCCESS) /* Rt_0 = B_p, the corner */
+        s = upload(w, B + (size_t)(p - 1) * nn, n, n, n, w->dR, w->r_t, n);
     for (int k = 0; k + 1 < p && s == BCL_SUCCESS && !*info; ++k) {
         s = factor_step(w, k, A, B);
         const int bad = s == BCL_SUCCESS ? singular_at(w->Rd + (size_t)k * nn, n) : 0;
@@ -556,7 +680,7 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
     }
     if (s == BCL_SUCCESS && !*info) {
         memcpy(w->panel, w->At, sizeof(double) * nn);
-        if (panel_qr(w, n, p - 1) != 0)
+        if (last_qr(w) != 0)
             s = bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: LAPACK dgeqrf/dorgqr failed", w->fn);
         const int bad = s == BCL_SUCCESS ? singular_at(w->Rd + (size_t)(p - 1) * nn, n) : 0;
         if (bad)
@@ -587,12 +711,10 @@ static void bsofi_release(bsofi *w)
             clReleaseEvent(w->arena_done[i]);
         free(w->arena[i]);
     }
-    if (w->dT)
-        clReleaseMemObject(w->dT);
-    if (w->dQ)
-        clReleaseMemObject(w->dQ);
-    if (w->dS)
-        clReleaseMemObject(w->dS);
+    cl_mem bufs[4] = {w->dT, w->dQ, w->dS, w->dR};
+    for (int i = 0; i < 4; ++i)
+        if (bufs[i])
+            clReleaseMemObject(bufs[i]);
     free(w->Rd);
 }
 
@@ -610,16 +732,15 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     w->q = ctx->queue[0];
     const char *fail = getenv("BATCHCL_CLBLAST_FAIL");
     w->force_fail = fail && atoi(fail) != 0;
-    const size_t nn = w->nn, N = (size_t)w->N;
+    const size_t nn = w->nn, N = (size_t)w->N, P = (size_t)p;
     if (N * N * w->es > ctx->dev.max_alloc_bytes)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
                         "%s: the inverse of order N = %zu needs %zu bytes in one device buffer; "
                         "the device allows %llu",
                         fn, N, N * N * w->es, (unsigned long long)ctx->dev.max_alloc_bytes);
-    const size_t host = 3 * (size_t)p * nn + 2 * nn + 2 * nn + 2 * (size_t)n + 4 * nn + 2 * 2 * nn +
-                        (size_t)p * nn + 2 * (size_t)p * nn;
-    double *h = calloc(host, sizeof *h);
-    w->arena_cap = ((size_t)(p + 1) * 4 * nn + 4 * (size_t)p * nn) * w->es;
+    /* host: Rd, Xd (p blocks each), At, panel (2), Tm, V (2), W, work, Q, tau */
+    double *h = calloc(2 * P * nn + 9 * nn + (size_t)n, sizeof *h);
+    w->arena_cap = (8 * P + 4) * nn * w->es;
     w->arena[0] = malloc(w->arena_cap);
     w->arena[1] = malloc(w->arena_cap);
     if (!h || !w->arena[0] || !w->arena[1]) {
@@ -627,33 +748,65 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
         return bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);
     }
     w->Rd = h;
-    w->Rs = w->Rd + (size_t)p * nn;
-    w->Rl = w->Rs + (size_t)p * nn;
-    w->At = w->Rl + (size_t)p * nn;
-    w->Rt = w->At + nn;
-    w->panel = w->Rt + nn;
-    w->tau = w->panel + 2 * nn;
-    w->Q = w->tau + 2 * (size_t)n;
-    w->C1 = w->Q + 4 * nn;
-    w->C2 = w->C1 + 2 * nn;
-    w->Xd = w->C2 + 2 * nn;
-    w->M = w->Xd + (size_t)p * nn;
-    cl_int e1, e2, e3;
-    w->dT = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, N * 2 * n * w->es, NULL, &e1);
-    w->dQ = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, (size_t)p * 4 * nn * w->es, NULL, &e2);
-    w->dS = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * (size_t)p * nn * w->es, NULL, &e3);
-    if (e1 != CL_SUCCESS || e2 != CL_SUCCESS || e3 != CL_SUCCESS)
-        return bcl_cl_fail(ctx, e1 != CL_SUCCESS ? e1 : e2 != CL_SUCCESS ? e2 : e3,
-                           "allocating the p-cyclic workspace");
-    return BCL_SUCCESS;
+    w->Xd = w->Rd + P * nn;
+    w->At = w->Xd + P * nn;
+    w->panel = w->At + nn;
+    w->Tm = w->panel + 2 * nn;
+    w->V = w->Tm + nn;
+    w->W = w->V + 2 * nn;
+    w->work = w->W + nn;
+    w->Q = w->work + nn;
+    w->tau = w->Q + nn;
+    /* device blocks: R_k,k+1 and R_k,p-1 (p each), Rt (2, ping-pong), V (2), T, W, A_p-1, U1, U,
+     * T V^T (2), the 2n x 2n identity (4) */
+    w->r_s = 0;
+    w->r_l = P * nn;
+    w->r_t = 2 * P * nn;
+    w->r_v = w->r_t + 2 * nn;
+    w->r_tm = w->r_v + 2 * nn;
+    w->r_w = w->r_tm + nn;
+    w->r_a = w->r_w + nn;
+    w->r_u1 = w->r_a + nn;
+    w->r_u = w->r_u1 + nn;
+    w->r_tv = w->r_u + nn;
+    w->r_eye = w->r_tv + 2 * nn;
+    const size_t r_total = w->r_eye + 4 * nn;
+    cl_int e[4];
+    w->dT = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, N * 2 * n * w->es, NULL, &e[0]);
+    w->dQ = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, P * 4 * nn * w->es, NULL, &e[1]);
+    w->dS = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * P * nn * w->es, NULL, &e[2]);
+    w->dR = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, r_total * w->es, NULL, &e[3]);
+    for (int i = 0; i < 4; ++i)
+        if (e[i] != CL_SUCCESS)
+            return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
+    /* zeros (no stale NaN reaches a product), and the identity the Q^(k) start from */
+    const double zero = 0;
+    const float zerof = 0;
+    cl_int err = clEnqueueFillBuffer(w->q, w->dR, dbl ? (const void *)&zero : (const void *)&zerof,
+                                     w->es, 0, r_total * w->es, 0, NULL, NULL);
+    unsigned char *eye = calloc(4 * nn, w->es);
+    if (!eye)
+        return bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    for (int i = 0; i < 2 * n; ++i) {
+        if (dbl)
+            ((double *)(void *)eye)[(size_t)i * 2 * n + i] = 1;
+        else
+            ((float *)(void *)eye)[(size_t)i * 2 * n + i] = 1;
+    }
+    if (err == CL_SUCCESS)
+        err = clEnqueueWriteBuffer(w->q, w->dR, CL_TRUE, w->r_eye * w->es, 4 * nn * w->es, eye, 0,
+                                   NULL, NULL);
+    free(eye);
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(ctx, err, "preparing the p-cyclic workspace");
 }
 
 /* ---- the performance model: how many block columns to invert column-wise (j_F) ---- */
 
 /* Measured once per context, precision and n, and kept in the cache directory beside the kernel
- * binaries (pcyclic-model-v1-<device>.txt, one line per n and precision; BATCHCL_PCYCLIC_CALIBRATE=1
+ * binaries (pcyclic-model-v2-<device>.txt, one line per n and precision; BATCHCL_PCYCLIC_CALIBRATE=1
  * measures again): the host time of one panel step and the device's GEMM rate and call overhead on
- * the column-version shape (j*n x n x n). */
+ * the column-version shape (j*n x n x n). v2: the host step became the compact-WY panel chain only,
+ * so v1's (larger) step times would overstate the host. */
 static const struct bcl_pcyclic_model *model_for(bsofi *w, cl_mem H, size_t offH)
 {
     bcl_context *ctx = w->ctx;
@@ -665,7 +818,7 @@ static const struct bcl_pcyclic_model *model_for(bsofi *w, cl_mem H, size_t offH
     if (ctx->cache_dir[0]) {
         uint64_t h = bcl_hash(ctx->dev.name, strlen(ctx->dev.name), BCL_HASH_SEED);
         h = bcl_hash(ctx->dev.driver_version, strlen(ctx->dev.driver_version), h);
-        snprintf(path, sizeof path, "%s/pcyclic-model-v1-%016llx.txt", ctx->cache_dir,
+        snprintf(path, sizeof path, "%s/pcyclic-model-v2-%016llx.txt", ctx->cache_dir,
                  (unsigned long long)h);
         const char *again = getenv("BATCHCL_PCYCLIC_CALIBRATE");
         FILE *f = again && atoi(again) ? NULL : fopen(path, "r");
@@ -698,7 +851,6 @@ static const struct bcl_pcyclic_model *model_for(bsofi *w, cl_mem H, size_t offH
             for (int i = 0; i < n; ++i)
                 A[(size_t)i * n + i] += 2;
             memcpy(w->At, A, sizeof(double) * w->nn);
-            memcpy(w->Rt, A + w->nn, sizeof(double) * w->nn);
             w->arena_used = 0;
             w->p = 3; /* a step with both next-column products; the second of two (the first
                        * starts the BLAS threads) */
@@ -780,7 +932,7 @@ static void describe_time(bsofi *w, double wall_s, size_t batch)
 {
     const size_t len = strlen(w->ctx->last_kernel);
     snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
-             "; host part (panels, multipliers, enqueueing) %.3g ms of %.3g ms for %zu problem%s",
+             "; host part (panels, enqueueing) %.3g ms of %.3g ms for %zu problem%s",
              w->host_s * 1e3, wall_s * 1e3, batch, batch == 1 ? "" : "s");
 }
 

@@ -356,6 +356,11 @@ int mg_pcyclic(int kind, int n, int p, double cond, mg_rng *r, double *A, double
     }
     if (kind == 2) { /* A_i = U diag(sigma) V^T */
         double *U = malloc(sizeof *U * nn), *V = malloc(sizeof *V * nn);
+        double *sigma = malloc(sizeof *sigma * (size_t)n); /* once, not per product term */
+        if (!U || !V || !sigma)
+            info = -1;
+        for (int k = 0; k < n && info == 0; ++k)
+            sigma[k] = n > 1 ? pow(cond, -(double)k / (n - 1)) : 1.0;
         for (int l = 0; l < p && info == 0; ++l) {
             info = mg_orthogonal(n, r, U);
             if (info == 0)
@@ -364,13 +369,13 @@ int mg_pcyclic(int kind, int n, int p, double cond, mg_rng *r, double *A, double
                 for (int i = 0; i < n; ++i) {
                     double s = 0;
                     for (int k = 0; k < n; ++k)
-                        s += U[(size_t)k * n + i] * (n > 1 ? pow(cond, -(double)k / (n - 1)) : 1.0) *
-                             V[(size_t)k * n + j];
+                        s += U[(size_t)k * n + i] * sigma[k] * V[(size_t)k * n + j];
                     A[l * nn + (size_t)j * n + i] = s;
                 }
         }
         free(U);
         free(V);
+        free(sigma);
     }
     return info;
 }
