@@ -3,12 +3,12 @@
 # Debian packages (the lent H100): build from .deps/ (scripts/device-env.sh), print the device,
 # run the GPU test subset and the benchmarks. Each part writes its own log into OUT_DIR (default
 # ./gpu-figures) as it goes, so a run cut short still leaves what it measured.
-#   bash scripts/gpu-figures.sh [OUT_DIR] [PART...]     parts: tests sysv syevd cva geev pcyclic pde
+#   bash scripts/gpu-figures.sh [OUT_DIR] [PART...]     parts: sysv syevd geev pcyclic pde cva tests
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-figures}
 shift || true
-parts=${*:-"sysv syevd cva geev pcyclic pde tests"}
+parts=${*:-"sysv syevd geev pcyclic pde cva tests"}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/figures.log  # every benchmark's output, in order (few files: the lent machine returns 8)
@@ -42,10 +42,12 @@ for part in $parts; do
     geev)
         if [ -x ./pole_sweep ]; then
             mkdir -p /tmp/pole_sweep
-            { ./batchcl bench geev; ./pole_sweep --out /tmp/pole_sweep; } >>"$log" 2>&1
+            { ./batchcl bench geev --n 5,10,15,20,25,30 --batch 500000 --mapping all
+              ./pole_sweep --out /tmp/pole_sweep; } >>"$log" 2>&1
         fi ;;
     pcyclic)
-        { ./batchcl bench pcyclic; ./hubbard_greens; } >>"$log" 2>&1 ;;
+        { ./batchcl bench pcyclic --n 32,64,128,256,512,1024 --order 10000 --reps 3
+          ./hubbard_greens; } >>"$log" 2>&1 ;;
     pde)
         if [ -x ./pde_pricer ]; then
             ./pde_pricer --bench >>"$log" 2>&1
