@@ -1,0 +1,340 @@
+/* The PDE pricer's device side: terminal payoff, per-step coefficients, assembly of every
+ * contract's tridiagonal θ-scheme system, American projection, and the gather of the values
+ * around the spot. The batched tridiagonal solve between assembly and projection is batchcl's
+ * bcl_?gtsv_cl. The host prepends pde_layout.h and builds with -DPDE_DOUBLE for double precision.
+ *
+ * The equation (Egloff 2010, tridiagonal-pcr-pde-egloff-2010.txt, eq. 14, in the z = c(t) x
+ * coordinate of pde_layout.h, time to maturity τ = T - t):
+ *     ∂G/∂τ = a(t,z) ∂²G/∂z² + g z ∂G/∂z,   a = ½ z² ζ(t, z / c(t))²,
+ * G the forward (undiscounted) value: V(t, S) = exp(-r (T - t)) G(t, z). θ-scheme (eqs. 21-22)
+ * from τ_old to τ_new = τ_old + Δτ:
+ *     (I - θ Δτ L_new) G_new = (I + (1 - θ) Δτ L_old) G_old,
+ * with the non-uniform three-point weights of eqs. 17-18. Arrays are contiguous per contract
+ * (node i of contract k at k*m + i); one work-item per node, or per contract. No barriers. */
+
+#ifdef PDE_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real;
+#else
+typedef float real;
+#endif
+
+/* R_t and the cash A_t still ahead, both as seen just before t: a dividend paid exactly at t is
+ * still to come (exercise at a dividend date happens cum dividend). */
+static void growth_at(__global const real *div, int ndiv, real growth_rate, real t, real *R,
+                      real *A)
+{
+    real keep = 1, ahead = 0;
+    for (int j = 0; j < ndiv; ++j) {
+        if (div[3 * j] < t)
+            keep *= div[3 * j + 2];
+        else
+            ahead += div[3 * j + 1];
+    }
+    *R = exp(growth_rate * t) * keep;
+    *A = ahead;
+}
+
+/* Bracket of t in the surface's time grid: index in [0, nt-2] and weight, flat outside. */
+static void time_bracket(__global const real *vt, int nt, real t, real *index, real *weight)
+{
+    int lo = 0;
+    real w = 0;
+    if (nt > 1) {
+        if (t >= vt[nt - 1]) {
+            lo = nt - 2;
+            w = 1;
+        } else if (t > vt[0]) {
+            while (lo < nt - 2 && vt[lo + 1] <= t)
+                ++lo;
+            w = (t - vt[lo]) / (vt[lo + 1] - vt[lo]);
+        }
+    }
+    *index = (real)lo;
+    *weight = w;
+}
+
+/* ζ(t, x), bilinear on the (vt, vx) grid, flat outside; the time bracket comes precomputed. */
+static real local_vol(__global const real *vx, __global const real *vz, int nt, int nx,
+                      real tindex, real tweight, real x)
+{
+    int lo = 0;
+    real w = 0;
+    if (nx > 1) {
+        if (x >= vx[nx - 1]) {
+            lo = nx - 2;
+            w = 1;
+        } else if (x > vx[0]) {
+            int hi = nx - 1;
+            while (hi - lo > 1) {
+                const int mid = (lo + hi) / 2;
+                if (vx[mid] <= x)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            w = (x - vx[lo]) / (vx[lo + 1] - vx[lo]);
+        }
+    }
+    const int it = (int)tindex, it1 = nt > 1 ? it + 1 : it, ix1 = nx > 1 ? lo + 1 : lo;
+    const real v0 = (1 - w) * vz[it * nx + lo] + w * vz[it * nx + ix1];
+    const real v1 = (1 - w) * vz[it1 * nx + lo] + w * vz[it1 * nx + ix1];
+    return (1 - tweight) * v0 + tweight * v1;
+}
+
+/* The value far from the strike and its slope dG/dz at node z, time t: the payoff's linear
+ * asymptote carried to maturity (G is a martingale in x, so a linear payoff keeps its value),
+ * or for American contracts the exercise value when it is larger. */
+static void far_value(__global const real *con, __global const real *div, int ndiv, int american,
+                      real z, real t, real *value, real *slope)
+{
+    const real K = con[PDE_C_STRIKE], phi = con[PDE_C_PHI], T = con[PDE_C_MATURITY];
+    const real mu = con[PDE_C_GROWTH], K0 = con[PDE_C_K0];
+    const real invc = exp(-con[PDE_C_SCALE_RATE] * t) / con[PDE_C_SCALE0];
+    real RT, AT;
+    growth_at(div, ndiv, mu, T, &RT, &AT);
+    const real lin = phi * (RT * (K0 * z * invc + AT) - K);
+    *value = lin > 0 ? lin : (real)0;
+    *slope = lin > 0 ? phi * RT * K0 * invc : (real)0;
+    if (american) {
+        real R, A;
+        growth_at(div, ndiv, mu, t, &R, &A);
+        const real escale = exp(con[PDE_C_RATE] * (T - t));
+        const real exercise = phi * (R * (K0 * z * invc + A) - K) * escale;
+        if (exercise > *value) {
+            *value = exercise;
+            *slope = phi * R * K0 * invc * escale;
+        }
+    }
+}
+
+/* Terminal condition G(T, z_i): the payoff averaged over [z_i - δ, z_i + δ], δ a quarter of the
+ * node's two spacings (smooths the kink at the strike so that Crank-Nicolson converges at second
+ * order; symmetric about the node, so the payoff's linear parts stay exact). */
+__kernel void pde_payoff(int m, uint batch, __global const real *z, __global real *G,
+                         __global const real *con, __global const int *flags,
+                         __global const real *div)
+{
+    const size_t gid = get_global_id(0);
+    if (gid >= (size_t)batch * (size_t)m)
+        return;
+    const uint k = (uint)(gid / (size_t)m);
+    const int i = (int)(gid - (size_t)k * (size_t)m);
+    __global const real *c = con + (size_t)k * PDE_CN;
+    __global const int *f = flags + (size_t)k * PDE_FN;
+    const int kind = i == 0 ? f[PDE_F_LOWER] : i == m - 1 ? f[PDE_F_UPPER] : -1;
+    if (kind == PDE_BC_BARRIER) {
+        G[gid] = 0;
+        return;
+    }
+    const real K = c[PDE_C_STRIKE], phi = c[PDE_C_PHI], T = c[PDE_C_MATURITY];
+    real RT, AT;
+    growth_at(div + (size_t)k * PDE_MAXDIV * 3, f[PDE_F_NDIV], c[PDE_C_GROWTH], T, &RT, &AT);
+    const real invc = exp(-c[PDE_C_SCALE_RATE] * T) / c[PDE_C_SCALE0];
+    const real sa = RT * c[PDE_C_K0] * invc, sb = RT * AT; /* S_T = sa z + sb */
+    const real zi = z[gid];
+    const real hm = i > 0 ? zi - z[gid - 1] : (real)0, hp = i < m - 1 ? z[gid + 1] - zi : (real)0;
+    const real delta = (real)0.25 * (i > 0 && i < m - 1 ? hm + hp : (real)0);
+    const real zl = zi - delta, zr = zi + delta;
+    const real zk = (K - sb) / sa; /* where the payoff's kink lies */
+    real value;
+    if (zr <= zl) {
+        value = fmax(phi * (sa * zi + sb - K), (real)0);
+    } else {
+        /* the payoff is linear where positive: its integral there is its midpoint value × length */
+        const real a = phi > 0 ? fmax(zl, zk) : zl, b = phi > 0 ? zr : fmin(zr, zk);
+        value = b > a ? phi * (sa * (real)0.5 * (a + b) + sb - K) * (b - a) / (zr - zl) : (real)0;
+    }
+    G[gid] = value;
+}
+
+/* One work-item per contract: the coefficients of step `step` (node times tgrid[step] > tgrid[step+1]),
+ * and a sticky record of the first step whose solve failed (the solver's info is per call). */
+__kernel void pde_step_params(uint batch, int nsteps, int step, int m, __global const real *tgrid,
+                              __global const uchar *implicit_step, __global const real *con,
+                              __global const int *flags, __global const real *div,
+                              __global const real *z, __global const real *vt, int nt,
+                              __global real *sp, __global const int *info, __global int *failed)
+{
+    const uint k = (uint)get_global_id(0);
+    if (k >= batch)
+        return;
+    if (step > 0 && info[k] != 0 && failed[k] == 0)
+        failed[k] = step; /* the solve of step - 1 (1-based: step) failed */
+    __global const real *c = con + (size_t)k * PDE_CN;
+    __global const int *f = flags + (size_t)k * PDE_FN;
+    __global const real *dv = div + (size_t)k * PDE_MAXDIV * 3;
+    __global real *p = sp + (size_t)k * PDE_SN;
+    const int ndiv = f[PDE_F_NDIV], american = f[PDE_F_AMERICAN];
+    const size_t row = (size_t)k * (size_t)(nsteps + 1);
+    const real t_old = tgrid[row + step], t_new = tgrid[row + step + 1];
+    p[PDE_S_DTAU] = t_old - t_new;
+    p[PDE_S_THETA] = implicit_step[(size_t)k * nsteps + step] ? (real)1 : (real)0.5;
+    const real c0 = c[PDE_C_SCALE0], g = c[PDE_C_SCALE_RATE];
+    const real invc_new = exp(-g * t_new) / c0;
+    p[PDE_S_INVC_OLD] = exp(-g * t_old) / c0;
+    p[PDE_S_INVC_NEW] = invc_new;
+    real index, weight;
+    time_bracket(vt, nt, t_old, &index, &weight);
+    p[PDE_S_VT_OLD] = index;
+    p[PDE_S_VW_OLD] = weight;
+    time_bracket(vt, nt, t_new, &index, &weight);
+    p[PDE_S_VT_NEW] = index;
+    p[PDE_S_VW_NEW] = weight;
+    real R, A;
+    growth_at(dv, ndiv, c[PDE_C_GROWTH], t_new, &R, &A);
+    p[PDE_S_SA_NEW] = R * c[PDE_C_K0] * invc_new;
+    p[PDE_S_SB_NEW] = R * A;
+    p[PDE_S_ESCALE_NEW] = exp(c[PDE_C_RATE] * (c[PDE_C_MATURITY] - t_new));
+    /* boundary data: Dirichlet value at t_new, or Neumann slopes at t_new and t_old */
+    for (int side = 0; side < 2; ++side) {
+        const int kind = f[side ? PDE_F_UPPER : PDE_F_LOWER];
+        const real zb = z[(size_t)k * (size_t)m + (side ? (size_t)(m - 1) : 0)];
+        real value = 0, slope_new = 0, slope_old = 0, unused;
+        if (kind == PDE_BC_DIRICHLET || kind == PDE_BC_NEUMANN) {
+            far_value(c, dv, ndiv, american, zb, t_new, &value, &slope_new);
+            far_value(c, dv, ndiv, american, zb, t_old, &unused, &slope_old);
+        }
+        p[side ? PDE_S_UPPER_NEW : PDE_S_LOWER_NEW] = kind == PDE_BC_NEUMANN ? slope_new : value;
+        p[side ? PDE_S_UPPER_OLD : PDE_S_LOWER_OLD] = slope_old;
+    }
+}
+
+/* Off-diagonals of row i of L (the diagonal is minus their sum: the weights of each derivative
+ * sum to zero) for the diffusion coefficient a and the convection coefficient b = g z at node i,
+ * from the weights of eqs. 17-18 (w2: second derivative, w1: first, -/+: the left/right
+ * neighbour). Where the central first derivative would make an off-diagonal negative (cell Péclet
+ * number above 1) the upwind one-sided difference replaces it. */
+static void operator_row(real a, real b, real hm, real hp, real w2m, real w2p, real w1m, real w1p,
+                         real *lo, real *up)
+{
+    if (2 * a < fabs(b) * fmax(hm, hp)) {
+        w1m = b > 0 ? (real)0 : -1 / hm;
+        w1p = b > 0 ? 1 / hp : (real)0;
+    }
+    *lo = a * w2m + b * w1m;
+    *up = a * w2p + b * w1p;
+}
+
+/* One work-item per node: row i of contract k's system (dl, d, du) and right-hand side from G. */
+__kernel void pde_assemble(int m, uint batch, __global const real *z, __global const real *G,
+                           __global real *dl, __global real *d, __global real *du,
+                           __global real *rhs, __global const real *con, __global const int *flags,
+                           __global const real *sp, __global const real *vx,
+                           __global const real *vz, int nt, int nx,
+                           __global const real *lambda, int splitting)
+{
+    const size_t gid = get_global_id(0);
+    if (gid >= (size_t)batch * (size_t)m)
+        return;
+    const uint k = (uint)(gid / (size_t)m);
+    const int i = (int)(gid - (size_t)k * (size_t)m);
+    __global const real *p = sp + (size_t)k * PDE_SN;
+    __global const int *f = flags + (size_t)k * PDE_FN;
+    const int kind = i == 0 ? f[PDE_F_LOWER] : i == m - 1 ? f[PDE_F_UPPER] : -1;
+    const real dtau = p[PDE_S_DTAU], theta = p[PDE_S_THETA];
+    const real zi = z[gid], Gi = G[gid];
+    /* Ikonen-Toivanen splitting: the early-exercise multiplier of the last step enters explicitly */
+    const real exercise_rate = splitting && f[PDE_F_AMERICAN] ? lambda[gid] : (real)0;
+    if (kind == PDE_BC_BARRIER || kind == PDE_BC_DIRICHLET || kind == PDE_BC_LINEAR) {
+        real value = 0;
+        if (kind == PDE_BC_DIRICHLET) {
+            value = p[i == 0 ? PDE_S_LOWER_NEW : PDE_S_UPPER_NEW];
+        } else if (kind == PDE_BC_LINEAR) {
+            /* ∂²G/∂x² = 0 leaves ∂G/∂t = 0 at fixed x: the new value is the old one where the
+             * node's x lay at t_old (a different z when c(t) moves), G linear in between */
+            const size_t nb = i == 0 ? gid + 1 : gid - 1;
+            const real zsrc = zi * p[PDE_S_INVC_NEW] / p[PDE_S_INVC_OLD];
+            value = Gi + (zsrc - zi) * (G[nb] - Gi) / (z[nb] - zi);
+        }
+        dl[gid] = 0;
+        d[gid] = 1;
+        du[gid] = 0;
+        rhs[gid] = value;
+        return;
+    }
+    const real g = con[(size_t)k * PDE_CN + PDE_C_SCALE_RATE];
+    real zeta_old = vz[0], zeta_new = vz[0]; /* a constant unless the surface is a grid */
+    if (nt > 1 || nx > 1) {
+        zeta_old = local_vol(vx, vz, nt, nx, p[PDE_S_VT_OLD], p[PDE_S_VW_OLD], zi * p[PDE_S_INVC_OLD]);
+        zeta_new = local_vol(vx, vz, nt, nx, p[PDE_S_VT_NEW], p[PDE_S_VW_NEW], zi * p[PDE_S_INVC_NEW]);
+    }
+    const real a_old = (real)0.5 * zi * zi * zeta_old * zeta_old;
+    const real a_new = (real)0.5 * zi * zi * zeta_new * zeta_new;
+    const real b = g * zi;
+    if (kind == PDE_BC_NEUMANN) {
+        /* ghost node mirrored at the boundary, G_ghost = G_inner ∓ 2 h slope: the PDE on the
+         * boundary node keeps the system tridiagonal and diagonally dominant */
+        const int upper = i == m - 1;
+        const size_t nb = upper ? gid - 1 : gid + 1;
+        const real h = upper ? zi - z[nb] : z[nb] - zi, sgn = upper ? (real)1 : (real)-1;
+        const real s_old = p[upper ? PDE_S_UPPER_OLD : PDE_S_LOWER_OLD];
+        const real s_new = p[upper ? PDE_S_UPPER_NEW : PDE_S_LOWER_NEW];
+        const real w = 2 / (h * h);
+        const real konst_old = (sgn * a_old * h * w + b) * s_old;
+        const real konst_new = (sgn * a_new * h * w + b) * s_new;
+        const real explicit_part = a_old * w * (G[nb] - Gi) + konst_old;
+        const real off = -theta * dtau * a_new * w;
+        dl[gid] = upper ? off : (real)0;
+        du[gid] = upper ? (real)0 : off;
+        d[gid] = 1 + theta * dtau * a_new * w;
+        rhs[gid] = Gi + (1 - theta) * dtau * explicit_part + theta * dtau * konst_new + dtau * exercise_rate;
+        return;
+    }
+    const real Gm = G[gid - 1], Gp = G[gid + 1];
+    const real hm = zi - z[gid - 1], hp = z[gid + 1] - zi, inv = 1 / (hm * hp * (hm + hp));
+    const real w2m = 2 * hp * inv, w2p = 2 * hm * inv, w1m = -hp * hp * inv, w1p = hm * hm * inv;
+    real lo_o, up_o, lo_n, up_n;
+    operator_row(a_old, b, hm, hp, w2m, w2p, w1m, w1p, &lo_o, &up_o);
+    operator_row(a_new, b, hm, hp, w2m, w2p, w1m, w1p, &lo_n, &up_n);
+    const real explicit_part = lo_o * (Gm - Gi) + up_o * (Gp - Gi);
+    dl[gid] = -theta * dtau * lo_n;
+    d[gid] = 1 + theta * dtau * (lo_n + up_n);
+    du[gid] = -theta * dtau * up_n;
+    rhs[gid] = Gi + (1 - theta) * dtau * explicit_part + dtau * exercise_rate;
+}
+
+/* American contracts after each solve, with g the exercise value in forward units:
+ * projection: G = max(G, g), first order in time;
+ * splitting (Ikonen & Toivanen 2004, operator splitting for the linear complementarity problem):
+ * the solve used G_old + Δτ λ on its right-hand side; now G = max(G - Δτ λ, g) and
+ * λ = max(0, λ + (g - G) / Δτ), which keeps Crank-Nicolson's second order in practice. Rows
+ * without the PDE (Dirichlet, linear) are projected. */
+__kernel void pde_project(int m, uint batch, __global const real *z, __global real *G,
+                          __global const real *con, __global const int *flags,
+                          __global const real *sp, __global real *lambda, int splitting)
+{
+    const size_t gid = get_global_id(0);
+    if (gid >= (size_t)batch * (size_t)m)
+        return;
+    const uint k = (uint)(gid / (size_t)m);
+    const int i = (int)(gid - (size_t)k * (size_t)m);
+    __global const int *f = flags + (size_t)k * PDE_FN;
+    const int kind = i == 0 ? f[PDE_F_LOWER] : i == m - 1 ? f[PDE_F_UPPER] : -1;
+    if (!f[PDE_F_AMERICAN] || kind == PDE_BC_BARRIER)
+        return;
+    __global const real *p = sp + (size_t)k * PDE_SN;
+    __global const real *c = con + (size_t)k * PDE_CN;
+    const real exercise = c[PDE_C_PHI] * (p[PDE_S_SA_NEW] * z[gid] + p[PDE_S_SB_NEW] - c[PDE_C_STRIKE]) *
+                          p[PDE_S_ESCALE_NEW];
+    const real solved = G[gid];
+    if (splitting && (kind == -1 || kind == PDE_BC_NEUMANN)) {
+        const real dtau = p[PDE_S_DTAU], rate = lambda[gid];
+        G[gid] = fmax(solved - dtau * rate, exercise);
+        lambda[gid] = fmax((real)0, rate + (exercise - solved) / dtau);
+    } else {
+        G[gid] = fmax(solved, exercise);
+    }
+}
+
+/* One work-item per contract: G at the nodes around the spot node, for price and Greeks. */
+__kernel void pde_gather(int m, uint batch, __global const real *G, __global const int *spot_node,
+                         __global real *out)
+{
+    const uint k = (uint)get_global_id(0);
+    if (k >= batch)
+        return;
+    const size_t at = (size_t)k * (size_t)m + (size_t)spot_node[k];
+    for (int j = 0; j < PDE_GN; ++j)
+        out[(size_t)k * PDE_GN + j] = G[at - 1 + j];
+}
