@@ -20,15 +20,23 @@
 #define PDE_KERNEL_SOURCE_DIR ""
 #endif
 
-enum { K_PAYOFF, K_PARAMS, K_ASSEMBLE, K_PROJECT, K_GATHER, K_COUNT };
-static const char *const kernel_names[K_COUNT] = {"pde_payoff", "pde_step_params", "pde_assemble",
-                                                  "pde_project", "pde_gather"};
+enum { K_PAYOFF, K_PARAMS, K_ASSEMBLE, K_BOUNDARY, K_PROJECT, K_GATHER, K_COUNT };
+static const char *const kernel_names[K_COUNT] = {"pde_payoff",   "pde_step_params", "pde_assemble",
+                                                  "pde_boundary", "pde_project",     "pde_gather"};
+
+/* Two builds of the kernels: for a constant volatility (the common case, and branch-free code
+ * that CPU compilers vectorize) and, built when first needed, for a surface grid. */
+typedef struct {
+    cl_program program;
+    cl_kernel kernel[K_COUNT];
+} pde_variant;
 
 struct pde_engine {
     bcl_context *ctx;
     int dbl;
-    cl_program program;
-    cl_kernel kernel[K_COUNT];
+    int rows; /* assembly: one work-item per contract row (CPUs) instead of one per node (GPUs) */
+    char *source;
+    pde_variant variant[2]; /* [0] constant volatility, [1] surface grid */
 };
 
 static int fail(char *err, size_t cap, const char *fmt, ...)
@@ -107,6 +115,38 @@ static char *load_kernel_source(const char *file)
     return source;
 }
 
+static int build_variant(pde_engine *e, int grid, char *err, size_t cap)
+{
+    pde_variant *v = &e->variant[grid];
+    if (v->program)
+        return 0;
+    cl_int status;
+    const char *src = e->source;
+    v->program = clCreateProgramWithSource(bcl_cl_context(e->ctx), 1, &src, NULL, &status);
+    if (status != CL_SUCCESS) {
+        v->program = NULL;
+        return fail(err, cap, "clCreateProgramWithSource failed (%d)", status);
+    }
+    cl_device_id dev = bcl_cl_device(e->ctx);
+    char options[64];
+    snprintf(options, sizeof options, "%s%s%s", e->dbl ? "-DPDE_DOUBLE" : "",
+             grid ? " -DPDE_VOL_GRID" : "", e->rows ? " -DPDE_ROWS" : "");
+    status = clBuildProgram(v->program, 1, &dev, options, NULL, NULL);
+    if (status != CL_SUCCESS) {
+        char log[8192] = "";
+        clGetProgramBuildInfo(v->program, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        return fail(err, cap, "building pde_pricer.cl (%s) failed (%d): %s", options, status, log);
+    }
+    for (int k = 0; k < K_COUNT; ++k) {
+        v->kernel[k] = clCreateKernel(v->program, kernel_names[k], &status);
+        if (status != CL_SUCCESS) {
+            v->kernel[k] = NULL;
+            return fail(err, cap, "clCreateKernel(%s) failed (%d)", kernel_names[k], status);
+        }
+    }
+    return 0;
+}
+
 int pde_engine_create(bcl_context *ctx, int dbl, const char *kernel_file, pde_engine **out,
                       char *err, size_t cap)
 {
@@ -164,28 +204,14 @@ int pde_engine_create(bcl_context *ctx, int dbl, const char *kernel_file, pde_en
     }
     e->ctx = ctx;
     e->dbl = dbl;
-    cl_int status;
-    const char *src = source;
-    e->program = clCreateProgramWithSource(bcl_cl_context(ctx), 1, &src, NULL, &status);
-    free(source);
-    if (status != CL_SUCCESS) {
-        free(e);
-        return fail(err, cap, "clCreateProgramWithSource failed (%d)", status);
-    }
-    cl_device_id dev = bcl_cl_device(ctx);
-    status = clBuildProgram(e->program, 1, &dev, dbl ? "-DPDE_DOUBLE" : "", NULL, NULL);
-    if (status != CL_SUCCESS) {
-        char log[8192] = "";
-        clGetProgramBuildInfo(e->program, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+    e->source = source;
+    /* the per-node assembly coalesces on GPUs; on CPUs a loop over a row vectorizes.
+     * BATCHCL_PDE_ASSEMBLY=rows|nodes overrides (experiments) */
+    const char *how = getenv("BATCHCL_PDE_ASSEMBLY");
+    e->rows = how && !strcmp(how, "rows") ? 1 : how && !strcmp(how, "nodes") ? 0 : !info.is_gpu;
+    if (build_variant(e, 0, err, cap)) {
         pde_engine_destroy(e);
-        return fail(err, cap, "building pde_pricer.cl failed (%d): %s", status, log);
-    }
-    for (int k = 0; k < K_COUNT; ++k) {
-        e->kernel[k] = clCreateKernel(e->program, kernel_names[k], &status);
-        if (status != CL_SUCCESS) {
-            pde_engine_destroy(e);
-            return fail(err, cap, "clCreateKernel(%s) failed (%d)", kernel_names[k], status);
-        }
+        return -1;
     }
     *out = e;
     return 0;
@@ -195,11 +221,14 @@ void pde_engine_destroy(pde_engine *e)
 {
     if (!e)
         return;
-    for (int k = 0; k < K_COUNT; ++k)
-        if (e->kernel[k])
-            clReleaseKernel(e->kernel[k]);
-    if (e->program)
-        clReleaseProgram(e->program);
+    for (int v = 0; v < 2; ++v) {
+        for (int k = 0; k < K_COUNT; ++k)
+            if (e->variant[v].kernel[k])
+                clReleaseKernel(e->variant[v].kernel[k]);
+        if (e->variant[v].program)
+            clReleaseProgram(e->variant[v].program);
+    }
+    free(e->source);
     free(e);
 }
 
@@ -235,7 +264,10 @@ static double grid_invert(const double *centers, int nc, double alpha, double ta
 {
     if (nc == 1)
         return fmin(hi, fmax(lo, centers[0] + alpha * sinh(target / alpha)));
-    double z = 0.5 * (lo + hi);
+    /* one Newton step from the bracket's low end (the previous node) starts close */
+    double z = lo + (target - grid_phi(centers, nc, alpha, lo)) / grid_dphi(centers, nc, alpha, lo);
+    if (!(z > lo && z < hi))
+        z = 0.5 * (lo + hi);
     for (int it = 0; it < 200; ++it) {
         const double f = grid_phi(centers, nc, alpha, z) - target;
         if (f > 0)
@@ -243,10 +275,10 @@ static double grid_invert(const double *centers, int nc, double alpha, double ta
         else
             lo = z;
         double next = z - f / grid_dphi(centers, nc, alpha, z);
+        if (fabs(next - z) <= 1e-14 * fabs(z) || hi - lo <= 1e-14 * fabs(z))
+            return next;
         if (!(next > lo && next < hi))
             next = 0.5 * (lo + hi);
-        if (fabs(next - z) <= 1e-15 * fabs(z) || hi - lo <= 1e-15 * fabs(z))
-            return next;
         z = next;
     }
     return z;
@@ -474,8 +506,8 @@ static void harvest(event_log *log, pde_timing *t)
                                     NULL) == CL_SUCCESS &&
             end >= start) {
             const double s = 1e-9 * (double)(end - start);
-            double *slot[] = {&t->upload, &t->solve, &t->download, &t->payoff, &t->coefficients,
-                              &t->assemble, &t->exercise, &t->payoff};
+            double *slot[] = {&t->upload,   &t->solve,    &t->download, &t->payoff, &t->coefficients,
+                              &t->assemble, &t->assemble, &t->exercise, &t->payoff};
             *slot[log->kind[i]] += s;
             if (log->kind[i] >= EV_KERNEL)
                 t->assembly += s;
@@ -489,6 +521,7 @@ static void harvest(event_log *log, pde_timing *t)
 
 typedef struct {
     pde_engine *e;
+    cl_kernel *kernel; /* the variant for this volatility */
     cl_command_queue q;
     event_log log;
     size_t es;
@@ -534,7 +567,7 @@ static int launch(run_state *r, int which, size_t items, cl_event *out)
 {
     const size_t group = 64, global = (items + group - 1) / group * group;
     cl_event ev;
-    const cl_int s = clEnqueueNDRangeKernel(r->q, r->e->kernel[which], 1, NULL, &global, NULL, 0,
+    const cl_int s = clEnqueueNDRangeKernel(r->q, r->kernel[which], 1, NULL, &global, NULL, 0,
                                             NULL, &ev);
     if (s != CL_SUCCESS)
         return fail(r->err, r->cap, "launching %s failed (%d)", kernel_names[which], s);
@@ -546,13 +579,16 @@ static int launch(run_state *r, int which, size_t items, cl_event *out)
     return log_event(&r->log, ev, EV_KERNEL + which);
 }
 
-#define ARG(kern, idx, value) clSetKernelArg(r->e->kernel[kern], idx, sizeof(value), &(value))
+#define ARG(kern, idx, value) clSetKernelArg(r->kernel[kern], idx, sizeof(value), &(value))
 
 enum { B_Z, B_TGRID, B_IMPLICIT, B_CON, B_FLAGS, B_DIV, B_STEP, B_G0, B_G1, B_DL, B_D, B_DU,
        B_INFO, B_FAILED, B_SPOT, B_GATHER, B_VT, B_VX, B_VZ, B_LAMBDA, B_COUNT };
 
+/* Prices nb contracts set up in h, the first n_american of them American; result k goes to
+ * res[order[k]]. */
 static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, const host_book *h,
-                       size_t nb, int any_american, pde_result *res, double *setup_end)
+                       size_t nb, size_t n_american, const size_t *order, pde_result *res,
+                       double *setup_end)
 {
     const int m = cfg->m, N = cfg->steps, dbl = r->e->dbl;
     const size_t es = r->es, mm = (size_t)m;
@@ -563,7 +599,7 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         [B_G1] = nb * mm * es, [B_DL] = nb * mm * es, [B_D] = nb * mm * es, [B_DU] = nb * mm * es,
         [B_INFO] = nb * sizeof(int), [B_FAILED] = nb * sizeof(int), [B_SPOT] = nb * sizeof(int),
         [B_GATHER] = nb * PDE_GN * es, [B_VT] = (size_t)vol->nt * es, [B_VX] = (size_t)vol->nx * es,
-        [B_VZ] = (size_t)vol->nt * vol->nx * es, [B_LAMBDA] = any_american ? nb * mm * es : es};
+        [B_VZ] = (size_t)vol->nt * vol->nx * es, [B_LAMBDA] = nb * mm * es};
     cl_mem buf[B_COUNT] = {0};
     int rc = 0;
     for (int b = 0; b < B_COUNT && rc == 0; ++b) {
@@ -610,11 +646,11 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
     if (rc == 0)
         rc = upload_bytes(r, buf[B_INFO], zeros, sizes[B_INFO]);
     free(zeros);
-    const cl_uint ubatch = (cl_uint)nb;
+    const cl_uint ubatch = (cl_uint)nb, american_batch = (cl_uint)n_american;
     const cl_int nt = vol->nt, nx = vol->nx, nsteps = N;
     const cl_int splitting = cfg->american == PDE_AMERICAN_SPLITTING;
     cl_int e = CL_SUCCESS;
-    if (rc == 0 && any_american) { /* the exercise multipliers start at 0 */
+    if (rc == 0) { /* the exercise multipliers start at 0 (and stay 0 without early exercise) */
         cl_event ev;
         const cl_uchar zero = 0;
         e = clEnqueueFillBuffer(r->q, buf[B_LAMBDA], &zero, 1, 0, sizes[B_LAMBDA], 0, NULL, &ev);
@@ -643,23 +679,24 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         e |= ARG(K_PARAMS, 12, buf[B_STEP]);
         e |= ARG(K_PARAMS, 13, buf[B_INFO]);
         e |= ARG(K_PARAMS, 14, buf[B_FAILED]);
-        e |= ARG(K_ASSEMBLE, 0, m);
-        e |= ARG(K_ASSEMBLE, 1, ubatch);
-        e |= ARG(K_ASSEMBLE, 2, buf[B_Z]);
-        e |= ARG(K_ASSEMBLE, 4, buf[B_DL]);
-        e |= ARG(K_ASSEMBLE, 5, buf[B_D]);
-        e |= ARG(K_ASSEMBLE, 6, buf[B_DU]);
-        e |= ARG(K_ASSEMBLE, 8, buf[B_CON]);
-        e |= ARG(K_ASSEMBLE, 9, buf[B_FLAGS]);
-        e |= ARG(K_ASSEMBLE, 10, buf[B_STEP]);
-        e |= ARG(K_ASSEMBLE, 11, buf[B_VX]);
-        e |= ARG(K_ASSEMBLE, 12, buf[B_VZ]);
-        e |= ARG(K_ASSEMBLE, 13, nt);
-        e |= ARG(K_ASSEMBLE, 14, nx);
-        e |= ARG(K_ASSEMBLE, 15, buf[B_LAMBDA]);
-        e |= ARG(K_ASSEMBLE, 16, splitting);
+        for (int kk = K_ASSEMBLE; kk <= K_BOUNDARY; ++kk) {
+            e |= ARG(kk, 0, m);
+            e |= ARG(kk, 1, ubatch);
+            e |= ARG(kk, 2, buf[B_Z]);
+            e |= ARG(kk, 4, buf[B_DL]);
+            e |= ARG(kk, 5, buf[B_D]);
+            e |= ARG(kk, 6, buf[B_DU]);
+            e |= ARG(kk, 8, buf[B_CON]);
+            e |= ARG(kk, 9, buf[B_FLAGS]);
+            e |= ARG(kk, 10, buf[B_STEP]);
+            e |= ARG(kk, 11, buf[B_VX]);
+            e |= ARG(kk, 12, buf[B_VZ]);
+            e |= ARG(kk, 13, nt);
+            e |= ARG(kk, 14, nx);
+            e |= ARG(kk, 15, buf[B_LAMBDA]);
+        }
         e |= ARG(K_PROJECT, 0, m);
-        e |= ARG(K_PROJECT, 1, ubatch);
+        e |= ARG(K_PROJECT, 1, american_batch);
         e |= ARG(K_PROJECT, 2, buf[B_Z]);
         e |= ARG(K_PROJECT, 4, buf[B_CON]);
         e |= ARG(K_PROJECT, 5, buf[B_FLAGS]);
@@ -684,6 +721,8 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         e = ARG(K_PARAMS, 2, step);
         e |= ARG(K_ASSEMBLE, 3, G[cur]);
         e |= ARG(K_ASSEMBLE, 7, G[1 - cur]);
+        e |= ARG(K_BOUNDARY, 3, G[cur]);
+        e |= ARG(K_BOUNDARY, 7, G[1 - cur]);
         e |= ARG(K_PROJECT, 3, G[1 - cur]);
         if (e != CL_SUCCESS) {
             rc = fail(r->err, r->cap, "setting the pricer's kernel arguments failed");
@@ -691,7 +730,9 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         }
         rc = launch(r, K_PARAMS, nb, NULL);
         if (rc == 0)
-            rc = launch(r, K_ASSEMBLE, nb * mm, &assembled);
+            rc = launch(r, K_ASSEMBLE, r->e->rows ? nb : nb * mm, NULL);
+        if (rc == 0)
+            rc = launch(r, K_BOUNDARY, nb, &assembled);
         if (rc == 0) {
             const bcl_status s =
                 dbl ? bcl_dgtsv_cl(r->e->ctx, m, 1, nb, BCL_LAYOUT_CONTIGUOUS, buf[B_DL], 0, buf[B_D], 0,
@@ -708,8 +749,8 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         }
         if (assembled)
             clReleaseEvent(assembled);
-        if (rc == 0 && any_american)
-            rc = launch(r, K_PROJECT, nb * mm, NULL);
+        if (rc == 0 && n_american)
+            rc = launch(r, K_PROJECT, n_american * mm, NULL);
         cur = 1 - cur;
         if (rc == 0 && step % 16 == 15)
             clFlush(r->q); /* start the device early on queued work */
@@ -751,10 +792,11 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
             d2 += G3[j] * 2 / den;
         }
         const int bad = failed[k] ? failed[k] : info[k] ? N : 0;
-        res[k].info = bad;
-        res[k].price = bad ? NAN : h->df0[k] * value;
-        res[k].delta = bad ? NAN : h->df0[k] * d1 * h->dzds[k];
-        res[k].gamma = bad ? NAN : h->df0[k] * d2 * h->dzds[k] * h->dzds[k];
+        pde_result *out = &res[order[k]];
+        out->info = bad;
+        out->price = bad ? NAN : h->df0[k] * value;
+        out->delta = bad ? NAN : h->df0[k] * d1 * h->dzds[k];
+        out->gamma = bad ? NAN : h->df0[k] * d2 * h->dzds[k] * h->dzds[k];
     }
     for (int b = 0; b < B_COUNT; ++b)
         if (buf[b])
@@ -820,7 +862,11 @@ int pde_price(pde_engine *e, const pde_config *cfg, const pde_vol *vol, const pd
     if (n == 0)
         return 0;
     const int m = cfg->m, N = cfg->steps;
-    run_state r = {e, bcl_cl_queue(e->ctx), {0}, e->dbl ? sizeof(double) : sizeof(float), 0, err, cap};
+    const int grid = vol->nt > 1 || vol->nx > 1;
+    if (build_variant(e, grid, err, cap))
+        return -1;
+    run_state r = {e, e->variant[grid].kernel, bcl_cl_queue(e->ctx), {0},
+                   e->dbl ? sizeof(double) : sizeof(float), 0, err, cap};
     bcl_device_info info;
     bcl_device_info_get(e->ctx, &info);
     /* contracts per chunk: device arrays within half the memory and the allocation limit */
@@ -851,23 +897,34 @@ int pde_price(pde_engine *e, const pde_config *cfg, const pde_vol *vol, const pd
     if (!h.z || !h.tgrid || !h.implicit_step || !h.con || !h.div || !h.spot_z || !h.dzds || !h.df0 ||
         !h.flags || !h.spot_node)
         rc = fail(err, cap, "out of host memory for %zu contracts", chunk);
+    /* American contracts first, so that the exercise kernel covers only them in every chunk */
+    size_t *order = malloc(n * sizeof *order);
+    if (!order && rc == 0)
+        rc = fail(err, cap, "out of host memory");
+    size_t filled = 0;
+    for (int pass = 1; pass >= 0 && order; --pass)
+        for (size_t k = 0; k < n; ++k)
+            if ((book[k].american != 0) == pass)
+                order[filled++] = k;
     const double zeta_max = vol_max(vol);
     double setup = 0, mark = start;
     for (size_t first = 0; first < n && rc == 0; first += chunk) {
         const size_t nb = n - first < chunk ? n - first : chunk;
-        int any_american = 0;
+        size_t n_american = 0;
         for (size_t k = 0; k < nb && rc == 0; ++k) {
-            any_american |= book[first + k].american;
-            if (setup_contract(cfg, zeta_max, &book[first + k], &h, k, why, sizeof why))
-                rc = fail(err, cap, "contract %zu (%s): %s", first + k + 1, book[first + k].id, why);
+            const pde_contract *c = &book[order[first + k]];
+            n_american += c->american != 0;
+            if (setup_contract(cfg, zeta_max, c, &h, k, why, sizeof why))
+                rc = fail(err, cap, "contract %zu (%s): %s", order[first + k] + 1, c->id, why);
         }
         double setup_end = wall_now();
         if (rc == 0)
-            rc = price_chunk(&r, cfg, vol, &h, nb, any_american, res + first, &setup_end);
+            rc = price_chunk(&r, cfg, vol, &h, nb, n_american, order + first, res, &setup_end);
         setup += setup_end - mark;
         harvest(&r.log, timing);
         mark = wall_now();
     }
+    free(order);
     free(h.z);
     free(h.tgrid);
     free(h.implicit_step);

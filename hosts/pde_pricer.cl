@@ -19,6 +19,11 @@ typedef double real;
 typedef float real;
 #endif
 
+/* In the per-node kernels: selects rather than built-in calls, which some CPU compilers (PoCL)
+ * do not vectorize. */
+#define MAX_R(a, b) ((a) > (b) ? (a) : (b))
+#define ABS_R(a) ((a) < 0 ? -(a) : (a))
+
 /* R_t and the cash A_t still ahead, both as seen just before t: a dividend paid exactly at t is
  * still to come (exercise at a dividend date happens cum dividend). */
 static void growth_at(__global const real *div, int ndiv, real growth_rate, real t, real *R,
@@ -204,85 +209,52 @@ __kernel void pde_step_params(uint batch, int nsteps, int step, int m, __global 
  * sum to zero) for the diffusion coefficient a and the convection coefficient b = g z at node i,
  * from the weights of eqs. 17-18 (w2: second derivative, w1: first, -/+: the left/right
  * neighbour). Where the central first derivative would make an off-diagonal negative (cell Péclet
- * number above 1) the upwind one-sided difference replaces it. */
+ * number above 1) the upwind one-sided difference replaces it. Selects, no branches: CPU
+ * compilers vectorize the work-item loop. */
 static void operator_row(real a, real b, real hm, real hp, real w2m, real w2p, real w1m, real w1p,
                          real *lo, real *up)
 {
-    if (2 * a < fabs(b) * fmax(hm, hp)) {
-        w1m = b > 0 ? (real)0 : -1 / hm;
-        w1p = b > 0 ? 1 / hp : (real)0;
-    }
-    *lo = a * w2m + b * w1m;
-    *up = a * w2p + b * w1p;
+    const int upwind = 2 * a < ABS_R(b) * MAX_R(hm, hp);
+    const real u1m = b > 0 ? (real)0 : -1 / hm, u1p = b > 0 ? 1 / hp : (real)0;
+    *lo = a * w2m + b * (upwind ? u1m : w1m);
+    *up = a * w2p + b * (upwind ? u1p : w1p);
 }
 
-/* One work-item per node: row i of contract k's system (dl, d, du) and right-hand side from G. */
-__kernel void pde_assemble(int m, uint batch, __global const real *z, __global const real *G,
-                           __global real *dl, __global real *d, __global real *du,
-                           __global real *rhs, __global const real *con, __global const int *flags,
-                           __global const real *sp, __global const real *vx,
-                           __global const real *vz, int nt, int nx,
-                           __global const real *lambda, int splitting)
+/* ζ at node z for the step's old and new times: a constant, or with -DPDE_VOL_GRID the surface
+ * (its lookups have loops; the constant build stays branch-free). */
+static void node_vol(__global const real *p, __global const real *vx, __global const real *vz,
+                     int nt, int nx, real z, real *zeta_old, real *zeta_new)
 {
-    const size_t gid = get_global_id(0);
-    if (gid >= (size_t)batch * (size_t)m)
-        return;
-    const uint k = (uint)(gid / (size_t)m);
-    const int i = (int)(gid - (size_t)k * (size_t)m);
-    __global const real *p = sp + (size_t)k * PDE_SN;
-    __global const int *f = flags + (size_t)k * PDE_FN;
-    const int kind = i == 0 ? f[PDE_F_LOWER] : i == m - 1 ? f[PDE_F_UPPER] : -1;
+#ifdef PDE_VOL_GRID
+    *zeta_old = local_vol(vx, vz, nt, nx, p[PDE_S_VT_OLD], p[PDE_S_VW_OLD], z * p[PDE_S_INVC_OLD]);
+    *zeta_new = local_vol(vx, vz, nt, nx, p[PDE_S_VT_NEW], p[PDE_S_VW_NEW], z * p[PDE_S_INVC_NEW]);
+#else
+    (void)p, (void)vx, (void)nt, (void)nx, (void)z;
+    *zeta_old = *zeta_new = vz[0];
+#endif
+}
+
+/* Row i of contract k's interior system (dl, d, du) and right-hand side from G, for the node
+ * at gid = k m + i with neighbours gm, gp. */
+static void assemble_node(size_t gid, size_t gm, size_t gp, __global const real *restrict z,
+                          __global const real *restrict G, __global real *restrict dl,
+                          __global real *restrict d, __global real *restrict du,
+                          __global real *restrict rhs, __global const real *restrict p, real g,
+                          __global const real *restrict vx, __global const real *restrict vz,
+                          int nt, int nx, __global const real *restrict lambda)
+{
+    const real zi = z[gid], Gi = G[gid], Gm = G[gm], Gp = G[gp];
+    const real hm = ABS_R(zi - z[gm]), hp = ABS_R(z[gp] - zi);
     const real dtau = p[PDE_S_DTAU], theta = p[PDE_S_THETA];
-    const real zi = z[gid], Gi = G[gid];
-    /* Ikonen-Toivanen splitting: the early-exercise multiplier of the last step enters explicitly */
-    const real exercise_rate = splitting && f[PDE_F_AMERICAN] ? lambda[gid] : (real)0;
-    if (kind == PDE_BC_BARRIER || kind == PDE_BC_DIRICHLET || kind == PDE_BC_LINEAR) {
-        real value = 0;
-        if (kind == PDE_BC_DIRICHLET) {
-            value = p[i == 0 ? PDE_S_LOWER_NEW : PDE_S_UPPER_NEW];
-        } else if (kind == PDE_BC_LINEAR) {
-            /* ∂²G/∂x² = 0 leaves ∂G/∂t = 0 at fixed x: the new value is the old one where the
-             * node's x lay at t_old (a different z when c(t) moves), G linear in between */
-            const size_t nb = i == 0 ? gid + 1 : gid - 1;
-            const real zsrc = zi * p[PDE_S_INVC_NEW] / p[PDE_S_INVC_OLD];
-            value = Gi + (zsrc - zi) * (G[nb] - Gi) / (z[nb] - zi);
-        }
-        dl[gid] = 0;
-        d[gid] = 1;
-        du[gid] = 0;
-        rhs[gid] = value;
-        return;
-    }
-    const real g = con[(size_t)k * PDE_CN + PDE_C_SCALE_RATE];
-    real zeta_old = vz[0], zeta_new = vz[0]; /* a constant unless the surface is a grid */
-    if (nt > 1 || nx > 1) {
-        zeta_old = local_vol(vx, vz, nt, nx, p[PDE_S_VT_OLD], p[PDE_S_VW_OLD], zi * p[PDE_S_INVC_OLD]);
-        zeta_new = local_vol(vx, vz, nt, nx, p[PDE_S_VT_NEW], p[PDE_S_VW_NEW], zi * p[PDE_S_INVC_NEW]);
-    }
+    /* Ikonen-Toivanen splitting: the early-exercise multiplier of the last step enters
+     * explicitly (0 for European contracts and for the projection) */
+    const real exercise_rate = lambda[gid];
+    real zeta_old, zeta_new;
+    node_vol(p, vx, vz, nt, nx, zi, &zeta_old, &zeta_new);
     const real a_old = (real)0.5 * zi * zi * zeta_old * zeta_old;
     const real a_new = (real)0.5 * zi * zi * zeta_new * zeta_new;
     const real b = g * zi;
-    if (kind == PDE_BC_NEUMANN) {
-        /* ghost node mirrored at the boundary, G_ghost = G_inner ∓ 2 h slope: the PDE on the
-         * boundary node keeps the system tridiagonal and diagonally dominant */
-        const int upper = i == m - 1;
-        const size_t nb = upper ? gid - 1 : gid + 1;
-        const real h = upper ? zi - z[nb] : z[nb] - zi, sgn = upper ? (real)1 : (real)-1;
-        const real s_old = p[upper ? PDE_S_UPPER_OLD : PDE_S_LOWER_OLD];
-        const real s_new = p[upper ? PDE_S_UPPER_NEW : PDE_S_LOWER_NEW];
-        const real w = 2 / (h * h);
-        const real konst_old = (sgn * a_old * h * w + b) * s_old;
-        const real konst_new = (sgn * a_new * h * w + b) * s_new;
-        const real explicit_part = a_old * w * (G[nb] - Gi) + konst_old;
-        const real off = -theta * dtau * a_new * w;
-        dl[gid] = upper ? off : (real)0;
-        du[gid] = upper ? (real)0 : off;
-        d[gid] = 1 + theta * dtau * a_new * w;
-        rhs[gid] = Gi + (1 - theta) * dtau * explicit_part + theta * dtau * konst_new + dtau * exercise_rate;
-        return;
-    }
-    const real Gm = G[gid - 1], Gp = G[gid + 1];
-    const real hm = zi - z[gid - 1], hp = z[gid + 1] - zi, inv = 1 / (hm * hp * (hm + hp));
+    const real inv = 1 / (hm * hp * (hm + hp));
     const real w2m = 2 * hp * inv, w2p = 2 * hm * inv, w1m = -hp * hp * inv, w1p = hm * hm * inv;
     real lo_o, up_o, lo_n, up_n;
     operator_row(a_old, b, hm, hp, w2m, w2p, w1m, w1p, &lo_o, &up_o);
@@ -294,37 +266,135 @@ __kernel void pde_assemble(int m, uint batch, __global const real *z, __global c
     rhs[gid] = Gi + (1 - theta) * dtau * explicit_part + dtau * exercise_rate;
 }
 
-/* American contracts after each solve, with g the exercise value in forward units:
+#ifdef PDE_ROWS
+/* CPUs (-DPDE_ROWS): one work-item per contract walks its interior nodes; the compiler
+ * vectorizes that loop. Rows 0 and m-1 come from pde_boundary. */
+__kernel void pde_assemble(int m, uint batch, __global const real *restrict z,
+                           __global const real *restrict G, __global real *restrict dl,
+                           __global real *restrict d, __global real *restrict du,
+                           __global real *restrict rhs, __global const real *restrict con,
+                           __global const int *restrict flags, __global const real *restrict sp,
+                           __global const real *restrict vx, __global const real *restrict vz,
+                           int nt, int nx, __global const real *restrict lambda)
+{
+    const uint k = (uint)get_global_id(0);
+    if (k >= batch)
+        return;
+    __global const real *p = sp + (size_t)k * PDE_SN;
+    const real g = con[(size_t)k * PDE_CN + PDE_C_SCALE_RATE];
+    const size_t row = (size_t)k * (size_t)m;
+    for (int i = 1; i < m - 1; ++i)
+        assemble_node(row + i, row + i - 1, row + i + 1, z, G, dl, d, du, rhs, p, g, vx, vz, nt,
+                      nx, lambda);
+}
+#else
+/* GPUs: one work-item per node, consecutive work-items on consecutive nodes. Rows 0 and m-1
+ * come out as if interior (mirrored spacing) and are then replaced by pde_boundary. Work-items
+ * past the end redo the last node (same values): no branch. */
+__kernel void pde_assemble(int m, uint batch, __global const real *restrict z,
+                           __global const real *restrict G, __global real *restrict dl,
+                           __global real *restrict d, __global real *restrict du,
+                           __global real *restrict rhs, __global const real *restrict con,
+                           __global const int *restrict flags, __global const real *restrict sp,
+                           __global const real *restrict vx, __global const real *restrict vz,
+                           int nt, int nx, __global const real *restrict lambda)
+{
+    const size_t total = (size_t)batch * (size_t)m;
+    const size_t gid = min((size_t)get_global_id(0), total - 1);
+    const uint k = (uint)(gid / (size_t)m);
+    const int i = (int)(gid - (size_t)k * (size_t)m);
+    const size_t gm = i > 0 ? gid - 1 : gid + 1, gp = i < m - 1 ? gid + 1 : gid - 1;
+    assemble_node(gid, gm, gp, z, G, dl, d, du, rhs, sp + (size_t)k * PDE_SN,
+                  con[(size_t)k * PDE_CN + PDE_C_SCALE_RATE], vx, vz, nt, nx, lambda);
+}
+#endif
+
+/* One work-item per contract: its rows 0 and m-1, by boundary kind. */
+__kernel void pde_boundary(int m, uint batch, __global const real *z, __global const real *G,
+                           __global real *dl, __global real *d, __global real *du,
+                           __global real *rhs, __global const real *con, __global const int *flags,
+                           __global const real *sp, __global const real *vx,
+                           __global const real *vz, int nt, int nx,
+                           __global const real *lambda)
+{
+    const uint k = (uint)get_global_id(0);
+    if (k >= batch)
+        return;
+    __global const real *p = sp + (size_t)k * PDE_SN;
+    __global const int *f = flags + (size_t)k * PDE_FN;
+    const real dtau = p[PDE_S_DTAU], theta = p[PDE_S_THETA];
+    const real b_rate = con[(size_t)k * PDE_CN + PDE_C_SCALE_RATE];
+    for (int upper = 0; upper < 2; ++upper) {
+        const int kind = f[upper ? PDE_F_UPPER : PDE_F_LOWER];
+        const size_t at = (size_t)k * (size_t)m + (upper ? (size_t)(m - 1) : 0);
+        const size_t nb = upper ? at - 1 : at + 1;
+        const real zb = z[at], Gb = G[at];
+        if (kind == PDE_BC_NEUMANN) {
+            /* ghost node mirrored at the boundary, G_ghost = G_inner ∓ 2 h slope: the PDE on
+             * the boundary node keeps the system tridiagonal and diagonally dominant */
+            real zeta_old, zeta_new;
+            node_vol(p, vx, vz, nt, nx, zb, &zeta_old, &zeta_new);
+            const real a_old = (real)0.5 * zb * zb * zeta_old * zeta_old;
+            const real a_new = (real)0.5 * zb * zb * zeta_new * zeta_new;
+            const real b = b_rate * zb, h = fabs(zb - z[nb]), sgn = upper ? (real)1 : (real)-1;
+            const real s_old = p[upper ? PDE_S_UPPER_OLD : PDE_S_LOWER_OLD];
+            const real s_new = p[upper ? PDE_S_UPPER_NEW : PDE_S_LOWER_NEW];
+            const real w = 2 / (h * h);
+            const real konst_old = (sgn * a_old * h * w + b) * s_old;
+            const real konst_new = (sgn * a_new * h * w + b) * s_new;
+            const real explicit_part = a_old * w * (G[nb] - Gb) + konst_old;
+            const real exercise_rate = lambda[at];
+            const real off = -theta * dtau * a_new * w;
+            dl[at] = upper ? off : (real)0;
+            du[at] = upper ? (real)0 : off;
+            d[at] = 1 + theta * dtau * a_new * w;
+            rhs[at] = Gb + (1 - theta) * dtau * explicit_part + theta * dtau * konst_new +
+                      dtau * exercise_rate;
+            continue;
+        }
+        real value = 0; /* barrier: knocked out */
+        if (kind == PDE_BC_DIRICHLET) {
+            value = p[upper ? PDE_S_UPPER_NEW : PDE_S_LOWER_NEW];
+        } else if (kind == PDE_BC_LINEAR) {
+            /* ∂²G/∂x² = 0 leaves ∂G/∂t = 0 at fixed x: the new value is the old one where the
+             * node's x lay at t_old (a different z when c(t) moves), G linear in between */
+            const real zsrc = zb * p[PDE_S_INVC_NEW] / p[PDE_S_INVC_OLD];
+            value = Gb + (zsrc - zb) * (G[nb] - Gb) / (z[nb] - zb);
+        }
+        dl[at] = 0;
+        d[at] = 1;
+        du[at] = 0;
+        rhs[at] = value;
+    }
+}
+
+/* American contracts (the first `batch` of the chunk: the host orders them first) after each
+ * solve, with g the exercise value in forward units:
  * projection: G = max(G, g), first order in time;
  * splitting (Ikonen & Toivanen 2004, operator splitting for the linear complementarity problem):
  * the solve used G_old + Δτ λ on its right-hand side; now G = max(G - Δτ λ, g) and
  * λ = max(0, λ + (g - G) / Δτ), which keeps Crank-Nicolson's second order in practice. Rows
- * without the PDE (Dirichlet, linear) are projected. */
-__kernel void pde_project(int m, uint batch, __global const real *z, __global real *G,
-                          __global const real *con, __global const int *flags,
-                          __global const real *sp, __global real *lambda, int splitting)
+ * without the PDE (Dirichlet, linear) are projected, barrier nodes stay 0. */
+__kernel void pde_project(int m, uint batch, __global const real *restrict z,
+                          __global real *restrict G, __global const real *restrict con,
+                          __global const int *restrict flags, __global const real *restrict sp,
+                          __global real *restrict lambda, int splitting)
 {
-    const size_t gid = get_global_id(0);
-    if (gid >= (size_t)batch * (size_t)m)
-        return;
+    const size_t total = (size_t)batch * (size_t)m;
+    const size_t gid = min((size_t)get_global_id(0), total - 1);
     const uint k = (uint)(gid / (size_t)m);
     const int i = (int)(gid - (size_t)k * (size_t)m);
     __global const int *f = flags + (size_t)k * PDE_FN;
     const int kind = i == 0 ? f[PDE_F_LOWER] : i == m - 1 ? f[PDE_F_UPPER] : -1;
-    if (!f[PDE_F_AMERICAN] || kind == PDE_BC_BARRIER)
-        return;
     __global const real *p = sp + (size_t)k * PDE_SN;
     __global const real *c = con + (size_t)k * PDE_CN;
     const real exercise = c[PDE_C_PHI] * (p[PDE_S_SA_NEW] * z[gid] + p[PDE_S_SB_NEW] - c[PDE_C_STRIKE]) *
                           p[PDE_S_ESCALE_NEW];
-    const real solved = G[gid];
-    if (splitting && (kind == -1 || kind == PDE_BC_NEUMANN)) {
-        const real dtau = p[PDE_S_DTAU], rate = lambda[gid];
-        G[gid] = fmax(solved - dtau * rate, exercise);
-        lambda[gid] = fmax((real)0, rate + (exercise - solved) / dtau);
-    } else {
-        G[gid] = fmax(solved, exercise);
-    }
+    const real solved = G[gid], dtau = p[PDE_S_DTAU], rate = lambda[gid];
+    const int split = splitting && (kind == -1 || kind == PDE_BC_NEUMANN);
+    const real kept = split ? solved - dtau * rate : solved, next_rate = rate + (exercise - solved) / dtau;
+    G[gid] = kind == PDE_BC_BARRIER ? solved : MAX_R(kept, exercise);
+    lambda[gid] = split ? MAX_R(next_rate, (real)0) : (real)0;
 }
 
 /* One work-item per contract: G at the nodes around the spot node, for price and Greeks. */
