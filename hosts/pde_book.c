@@ -15,7 +15,7 @@
 const char pde_csv_header[] =
     "id,type,style,spot,strike,maturity,rate,yield,lower_barrier,upper_barrier,dividends";
 
-static int fail(char *err, size_t cap, const char *fmt, ...)
+int pde_fail(char *err, size_t cap, const char *fmt, ...)
 {
     if (err && cap) {
         va_list ap;
@@ -26,37 +26,48 @@ static int fail(char *err, size_t cap, const char *fmt, ...)
     return -1;
 }
 
-static char *read_text(const char *path, char *err, size_t cap)
+char *pde_read_text(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        fail(err, cap, "cannot open %s", path);
+    if (!f)
         return NULL;
-    }
-    size_t len = 0, room = 4096;
-    char *buf = malloc(room);
-    while (buf) {
-        const size_t got = fread(buf + len, 1, room - len - 1, f);
-        len += got;
-        if (got == 0)
-            break;
-        if (room - len < 2) {
-            char *more = realloc(buf, room * 2);
-            if (!more) {
+    char *buf = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        const long size = ftell(f);
+        if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1))) {
+            if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
                 free(buf);
                 buf = NULL;
-                break;
+            } else {
+                buf[size] = 0;
+                if (len)
+                    *len = (size_t)size;
             }
-            buf = more;
-            room *= 2;
         }
     }
     fclose(f);
-    if (!buf)
-        fail(err, cap, "out of host memory reading %s", path);
-    else
-        buf[len] = 0;
     return buf;
+}
+
+static char *read_book_file(const char *path, char *err, size_t cap)
+{
+    char *text = pde_read_text(path, NULL);
+    if (!text)
+        pde_fail(err, cap, "cannot read %s", path);
+    return text;
+}
+
+void pde_vanilla(pde_contract *c, const char *id, int is_call, double spot, double strike,
+                 double maturity, double rate, double yield)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->id, sizeof c->id, "%s", id);
+    c->is_call = is_call;
+    c->spot = spot;
+    c->strike = strike;
+    c->maturity = maturity;
+    c->rate = rate;
+    c->yield = yield;
 }
 
 /* ---- model terms ---- */
@@ -98,35 +109,35 @@ void pde_dividend_terms_get(const pde_contract *c, pde_dividend_terms *d)
 int pde_check_contract(const pde_contract *c, char *err, size_t cap)
 {
     if (!(c->spot > 0) || !isfinite(c->spot))
-        return fail(err, cap, "spot %g must be positive", c->spot);
+        return pde_fail(err, cap, "spot %g must be positive", c->spot);
     if (!(c->strike > 0) || !isfinite(c->strike))
-        return fail(err, cap, "strike %g must be positive", c->strike);
+        return pde_fail(err, cap, "strike %g must be positive", c->strike);
     if (!(c->maturity > 0) || !isfinite(c->maturity))
-        return fail(err, cap, "maturity T = %g must be positive", c->maturity);
+        return pde_fail(err, cap, "maturity T = %g must be positive", c->maturity);
     if (!isfinite(c->rate) || !isfinite(c->yield) || fabs(c->rate) > 1 || fabs(c->yield) > 1)
-        return fail(err, cap, "rate %g and yield %g must be finite rates below 100%%", c->rate,
+        return pde_fail(err, cap, "rate %g and yield %g must be finite rates below 100%%", c->rate,
                     c->yield);
     if (c->lower_barrier < 0 || !isfinite(c->lower_barrier) || c->upper_barrier < 0 ||
         !isfinite(c->upper_barrier))
-        return fail(err, cap, "barriers must be positive (or 0 for none)");
+        return pde_fail(err, cap, "barriers must be positive (or 0 for none)");
     if (c->lower_barrier > 0 && !(c->lower_barrier < c->spot))
-        return fail(err, cap, "down-and-out barrier %g must lie below the spot %g", c->lower_barrier,
+        return pde_fail(err, cap, "down-and-out barrier %g must lie below the spot %g", c->lower_barrier,
                     c->spot);
     if (c->upper_barrier > 0 && !(c->upper_barrier > c->spot))
-        return fail(err, cap, "up-and-out barrier %g must lie above the spot %g", c->upper_barrier,
+        return pde_fail(err, cap, "up-and-out barrier %g must lie above the spot %g", c->upper_barrier,
                     c->spot);
     if (c->ndiv < 0 || c->ndiv > PDE_MAXDIV)
-        return fail(err, cap, "%d dividends: at most %d per contract", c->ndiv, PDE_MAXDIV);
+        return pde_fail(err, cap, "%d dividends: at most %d per contract", c->ndiv, PDE_MAXDIV);
     if (c->ndiv > 0 && (c->lower_barrier > 0 || c->upper_barrier > 0))
-        return fail(err, cap, "barrier contracts with discrete dividends are not supported (the "
+        return pde_fail(err, cap, "barrier contracts with discrete dividends are not supported (the "
                               "barrier would jump in the pricing coordinate at each dividend)");
     for (int j = 0; j < c->ndiv; ++j) {
         if (!(c->div_time[j] > 0) || !isfinite(c->div_time[j]))
-            return fail(err, cap, "dividend %d: time %g must be positive", j + 1, c->div_time[j]);
+            return pde_fail(err, cap, "dividend %d: time %g must be positive", j + 1, c->div_time[j]);
         if (!(c->div_cash[j] >= 0) || !isfinite(c->div_cash[j]))
-            return fail(err, cap, "dividend %d: cash amount %g must be >= 0", j + 1, c->div_cash[j]);
+            return pde_fail(err, cap, "dividend %d: cash amount %g must be >= 0", j + 1, c->div_cash[j]);
         if (!(c->div_prop[j] >= 0 && c->div_prop[j] < 1))
-            return fail(err, cap, "dividend %d: proportional part %g must be in [0, 1)", j + 1,
+            return pde_fail(err, cap, "dividend %d: proportional part %g must be in [0, 1)", j + 1,
                         c->div_prop[j]);
     }
     return 0;
@@ -149,10 +160,10 @@ static int parse_number(const char *field, const char *name, int column, double 
 {
     char *end;
     if (!*field)
-        return fail(err, cap, "column %d (%s) is empty", column, name);
+        return pde_fail(err, cap, "column %d (%s) is empty", column, name);
     *out = strtod(field, &end);
     if (*end || !isfinite(*out))
-        return fail(err, cap, "column %d (%s): '%s' is not a number", column, name, field);
+        return pde_fail(err, cap, "column %d (%s): '%s' is not a number", column, name, field);
     return 0;
 }
 
@@ -163,7 +174,7 @@ static int parse_type(const char *s, pde_contract *c, char *err, size_t cap)
     else if (!strcmp(s, "put") || !strcmp(s, "p") || !strcmp(s, "P"))
         c->is_call = 0;
     else
-        return fail(err, cap, "type '%s': must be call or put", s);
+        return pde_fail(err, cap, "type '%s': must be call or put", s);
     return 0;
 }
 
@@ -174,7 +185,7 @@ static int parse_style(const char *s, pde_contract *c, char *err, size_t cap)
     else if (!strcmp(s, "american") || !strcmp(s, "a"))
         c->american = 1;
     else
-        return fail(err, cap, "style '%s': must be european or american", s);
+        return pde_fail(err, cap, "style '%s': must be european or american", s);
     return 0;
 }
 
@@ -190,7 +201,7 @@ static int parse_dividends(char *s, pde_contract *c, char *err, size_t cap)
         if (!*item)
             continue;
         if (c->ndiv == PDE_MAXDIV)
-            return fail(err, cap, "more than %d dividends", PDE_MAXDIV);
+            return pde_fail(err, cap, "more than %d dividends", PDE_MAXDIV);
         double v[3] = {0, 0, 0};
         int nv = 0;
         for (char *part = item;;) {
@@ -198,18 +209,18 @@ static int parse_dividends(char *s, pde_contract *c, char *err, size_t cap)
             if (colon)
                 *colon = 0;
             if (nv == 3)
-                return fail(err, cap, "dividend %d: expected time:cash or time:cash:prop", c->ndiv + 1);
+                return pde_fail(err, cap, "dividend %d: expected time:cash or time:cash:prop", c->ndiv + 1);
             char *end, *f = trim(part);
             v[nv++] = strtod(f, &end);
             if (!*f || *end)
-                return fail(err, cap, "dividend %d: '%s' is not a number (expected time:cash:prop)",
+                return pde_fail(err, cap, "dividend %d: '%s' is not a number (expected time:cash:prop)",
                             c->ndiv + 1, f);
             if (!colon)
                 break;
             part = colon + 1;
         }
         if (nv < 2)
-            return fail(err, cap, "dividend %d: expected time:cash or time:cash:prop", c->ndiv + 1);
+            return pde_fail(err, cap, "dividend %d: expected time:cash or time:cash:prop", c->ndiv + 1);
         c->div_time[c->ndiv] = v[0];
         c->div_cash[c->ndiv] = v[1];
         c->div_prop[c->ndiv] = v[2];
@@ -224,7 +235,7 @@ int pde_parse_csv_line(const char *line, pde_contract *c, char *err, size_t cap)
                                         "rate", "yield", "lower_barrier", "upper_barrier", "dividends"};
     char buf[2048];
     if (strlen(line) >= sizeof buf)
-        return fail(err, cap, "line longer than %zu characters", sizeof buf - 1);
+        return pde_fail(err, cap, "line longer than %zu characters", sizeof buf - 1);
     strcpy(buf, line);
     char *field[12];
     int nf = 0;
@@ -233,11 +244,11 @@ int pde_parse_csv_line(const char *line, pde_contract *c, char *err, size_t cap)
         if (comma)
             *comma++ = 0;
         if (nf == 11)
-            return fail(err, cap, "more than 11 columns (%s)", pde_csv_header);
+            return pde_fail(err, cap, "more than 11 columns (%s)", pde_csv_header);
         field[nf++] = trim(p);
     }
     if (nf < 8)
-        return fail(err, cap, "%d columns, expected at least 8 (%s)", nf, pde_csv_header);
+        return pde_fail(err, cap, "%d columns, expected at least 8 (%s)", nf, pde_csv_header);
     memset(c, 0, sizeof *c);
     snprintf(c->id, sizeof c->id, "%s", field[0]);
     if (parse_type(field[1], c, err, cap) || parse_style(field[2], c, err, cap))
@@ -271,14 +282,14 @@ static int parse_book_csv(char *text, pde_contract **book, size_t *n, char *err,
             pde_contract *more = realloc(b, room * sizeof *b);
             if (!more) {
                 free(b);
-                return fail(err, cap, "out of host memory");
+                return pde_fail(err, cap, "out of host memory");
             }
             b = more;
         }
         if (pde_parse_csv_line(s, &b[count], why, sizeof why) ||
             pde_check_contract(&b[count], why, sizeof why)) {
             free(b);
-            return fail(err, cap, "line %zu: %s", lineno, why);
+            return pde_fail(err, cap, "line %zu: %s", lineno, why);
         }
         ++count;
     }
@@ -320,11 +331,11 @@ static int json_number(const cJSON *obj, const char *name, int required, double 
     const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, name);
     if (!item || cJSON_IsNull(item)) {
         if (required)
-            return fail(err, cap, "field \"%s\" is missing", name);
+            return pde_fail(err, cap, "field \"%s\" is missing", name);
         return 0;
     }
     if (!cJSON_IsNumber(item))
-        return fail(err, cap, "field \"%s\" must be a number", name);
+        return pde_fail(err, cap, "field \"%s\" must be a number", name);
     *out = item->valuedouble;
     return 0;
 }
@@ -333,7 +344,7 @@ static int json_contract(const cJSON *obj, pde_contract *c, char *err, size_t ca
 {
     memset(c, 0, sizeof *c);
     if (!cJSON_IsObject(obj))
-        return fail(err, cap, "not an object");
+        return pde_fail(err, cap, "not an object");
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(obj, "id");
     if (cJSON_IsString(id))
         snprintf(c->id, sizeof c->id, "%s", id->valuestring);
@@ -342,7 +353,7 @@ static int json_contract(const cJSON *obj, pde_contract *c, char *err, size_t ca
     const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
     const cJSON *style = cJSON_GetObjectItemCaseSensitive(obj, "style");
     if (!cJSON_IsString(type))
-        return fail(err, cap, "field \"type\" (call or put) is missing");
+        return pde_fail(err, cap, "field \"type\" (call or put) is missing");
     if (parse_type(type->valuestring, c, err, cap) ||
         parse_style(cJSON_IsString(style) ? style->valuestring : "", c, err, cap))
         return -1;
@@ -357,12 +368,12 @@ static int json_contract(const cJSON *obj, pde_contract *c, char *err, size_t ca
     const cJSON *divs = cJSON_GetObjectItemCaseSensitive(obj, "dividends");
     if (divs && !cJSON_IsNull(divs)) {
         if (!cJSON_IsArray(divs))
-            return fail(err, cap, "field \"dividends\" must be an array");
+            return pde_fail(err, cap, "field \"dividends\" must be an array");
         const cJSON *d;
         cJSON_ArrayForEach(d, divs)
         {
             if (c->ndiv == PDE_MAXDIV)
-                return fail(err, cap, "more than %d dividends", PDE_MAXDIV);
+                return pde_fail(err, cap, "more than %d dividends", PDE_MAXDIV);
             if (json_number(d, "time", 1, &c->div_time[c->ndiv], err, cap) ||
                 json_number(d, "cash", 0, &c->div_cash[c->ndiv], err, cap) ||
                 json_number(d, "proportional", 0, &c->div_prop[c->ndiv], err, cap))
@@ -380,18 +391,18 @@ int pde_parse_book_json(const char *text, pde_contract **book, size_t *n, char *
     cJSON *root = cJSON_Parse(text);
     if (!root) {
         const char *where = cJSON_GetErrorPtr();
-        return fail(err, cap, "invalid JSON near '%.20s'", where ? where : "?");
+        return pde_fail(err, cap, "invalid JSON near '%.20s'", where ? where : "?");
     }
     const cJSON *list = cJSON_IsArray(root) ? root : cJSON_GetObjectItemCaseSensitive(root, "contracts");
     if (!cJSON_IsArray(list)) {
         cJSON_Delete(root);
-        return fail(err, cap, "expected {\"contracts\": [...]} or an array of contracts");
+        return pde_fail(err, cap, "expected {\"contracts\": [...]} or an array of contracts");
     }
     const size_t count = (size_t)cJSON_GetArraySize(list);
     pde_contract *b = calloc(count ? count : 1, sizeof *b);
     if (!b) {
         cJSON_Delete(root);
-        return fail(err, cap, "out of host memory");
+        return pde_fail(err, cap, "out of host memory");
     }
     size_t k = 0;
     const cJSON *item;
@@ -401,7 +412,7 @@ int pde_parse_book_json(const char *text, pde_contract **book, size_t *n, char *
         if (json_contract(item, &b[k], why, sizeof why) || pde_check_contract(&b[k], why, sizeof why)) {
             cJSON_Delete(root);
             free(b);
-            return fail(err, cap, "contract %zu: %s", k + 1, why);
+            return pde_fail(err, cap, "contract %zu: %s", k + 1, why);
         }
         ++k;
     }
@@ -413,14 +424,14 @@ int pde_parse_book_json(const char *text, pde_contract **book, size_t *n, char *
     (void)text;
     *book = NULL;
     *n = 0;
-    return fail(err, cap, "this pde_pricer was built without cJSON (Debian: libcjson-dev); use a CSV book");
+    return pde_fail(err, cap, "this pde_pricer was built without cJSON (Debian: libcjson-dev); use a CSV book");
 #endif
 }
 
 int pde_read_book(const char *path, pde_contract **book, size_t *n, char *err, size_t cap)
 {
     char why[256];
-    char *text = read_text(path, err, cap);
+    char *text = read_book_file(path, err, cap);
     if (!text)
         return -1;
     const size_t len = strlen(path);
@@ -428,7 +439,7 @@ int pde_read_book(const char *path, pde_contract **book, size_t *n, char *err, s
     const int rc = json ? pde_parse_book_json(text, book, n, why, sizeof why)
                         : parse_book_csv(text, book, n, why, sizeof why);
     free(text);
-    return rc ? fail(err, cap, "%s: %s", path, why) : 0;
+    return rc ? pde_fail(err, cap, "%s: %s", path, why) : 0;
 }
 
 /* ---- generator ---- */
@@ -492,14 +503,14 @@ int pde_vol_constant(pde_vol *v, double zeta, char *err, size_t cap)
 {
     memset(v, 0, sizeof *v);
     if (!(zeta > 0) || !isfinite(zeta))
-        return fail(err, cap, "volatility %g must be positive", zeta);
+        return pde_fail(err, cap, "volatility %g must be positive", zeta);
     v->nt = v->nx = 1;
     v->t = malloc(sizeof *v->t);
     v->x = malloc(sizeof *v->x);
     v->zeta = malloc(sizeof *v->zeta);
     if (!v->t || !v->x || !v->zeta) {
         pde_vol_free(v);
-        return fail(err, cap, "out of host memory");
+        return pde_fail(err, cap, "out of host memory");
     }
     v->t[0] = 0;
     v->x[0] = 1;
@@ -514,7 +525,7 @@ static int split_numbers(char *line, char **label, double *out, int max, int *co
     *count = 0;
     char *comma = strchr(line, ',');
     if (!comma)
-        return fail(err, cap, "expected comma-separated values");
+        return pde_fail(err, cap, "expected comma-separated values");
     *comma = 0;
     *label = trim(line);
     for (char *p = comma + 1, *next; p; p = next) {
@@ -525,9 +536,9 @@ static int split_numbers(char *line, char **label, double *out, int max, int *co
         char *end;
         const double v = strtod(p, &end);
         if (!*p || *end)
-            return fail(err, cap, "'%s' is not a number", p);
+            return pde_fail(err, cap, "'%s' is not a number", p);
         if (*count == max)
-            return fail(err, cap, "more than %d values on a line", max);
+            return pde_fail(err, cap, "more than %d values on a line", max);
         out[(*count)++] = v;
     }
     return 0;
@@ -540,7 +551,7 @@ int pde_parse_vol_csv(const char *text, pde_vol *v, char *err, size_t cap)
     char *copy = malloc(strlen(text) + 1);
     double *row = malloc(MAXN * sizeof *row);
     size_t room = 0;
-    int rc = copy && row ? 0 : fail(err, cap, "out of host memory");
+    int rc = copy && row ? 0 : pde_fail(err, cap, "out of host memory");
     if (rc == 0)
         strcpy(copy, text);
     int lineno = 0;
@@ -555,32 +566,32 @@ int pde_parse_vol_csv(const char *text, pde_vol *v, char *err, size_t cap)
             continue;
         int count;
         if (split_numbers(s, &label, row, MAXN, &count, why, sizeof why)) {
-            rc = fail(err, cap, "line %d: %s", lineno, why);
+            rc = pde_fail(err, cap, "line %d: %s", lineno, why);
             break;
         }
         if (!v->x) { /* the x grid */
             v->nx = count;
             v->x = malloc((size_t)count * sizeof *v->x);
             if (!v->x || count == 0) {
-                rc = fail(err, cap, "line %d: no x grid", lineno);
+                rc = pde_fail(err, cap, "line %d: no x grid", lineno);
                 break;
             }
             memcpy(v->x, row, (size_t)count * sizeof *row);
             continue;
         }
         if (count != v->nx) {
-            rc = fail(err, cap, "line %d: %d volatilities, the x grid has %d points", lineno, count, v->nx);
+            rc = pde_fail(err, cap, "line %d: %d volatilities, the x grid has %d points", lineno, count, v->nx);
             break;
         }
         char *end;
         const double t = strtod(label, &end);
         if (!*label || *end) {
-            rc = fail(err, cap, "line %d: time '%s' is not a number", lineno, label);
+            rc = pde_fail(err, cap, "line %d: time '%s' is not a number", lineno, label);
             break;
         }
         for (int i = 0; i < count; ++i)
             if (!(row[i] > 0) || !isfinite(row[i]))
-                rc = fail(err, cap, "line %d: volatility %g must be positive", lineno, row[i]);
+                rc = pde_fail(err, cap, "line %d: volatility %g must be positive", lineno, row[i]);
         if (rc)
             break;
         if ((size_t)v->nt == room) {
@@ -592,7 +603,7 @@ int pde_parse_vol_csv(const char *text, pde_vol *v, char *err, size_t cap)
             if (zz)
                 v->zeta = zz;
             if (!tt || !zz) {
-                rc = fail(err, cap, "out of host memory");
+                rc = pde_fail(err, cap, "out of host memory");
                 break;
             }
         }
@@ -601,13 +612,13 @@ int pde_parse_vol_csv(const char *text, pde_vol *v, char *err, size_t cap)
         ++v->nt;
     }
     if (rc == 0 && v->nt == 0)
-        rc = fail(err, cap, "no volatility rows (expected a line of x points, then lines t,vols...)");
+        rc = pde_fail(err, cap, "no volatility rows (expected a line of x points, then lines t,vols...)");
     for (int i = 1; rc == 0 && i < v->nx; ++i)
         if (!(v->x[i] > v->x[i - 1]))
-            rc = fail(err, cap, "the x grid must increase");
+            rc = pde_fail(err, cap, "the x grid must increase");
     for (int i = 1; rc == 0 && i < v->nt; ++i)
         if (!(v->t[i] > v->t[i - 1]))
-            rc = fail(err, cap, "the times must increase");
+            rc = pde_fail(err, cap, "the times must increase");
     free(copy);
     free(row);
     if (rc)
@@ -618,10 +629,10 @@ int pde_parse_vol_csv(const char *text, pde_vol *v, char *err, size_t cap)
 int pde_read_vol_csv(const char *path, pde_vol *v, char *err, size_t cap)
 {
     char why[256];
-    char *text = read_text(path, err, cap);
+    char *text = read_book_file(path, err, cap);
     if (!text)
         return -1;
     const int rc = pde_parse_vol_csv(text, v, why, sizeof why);
     free(text);
-    return rc ? fail(err, cap, "%s: %s", path, why) : 0;
+    return rc ? pde_fail(err, cap, "%s: %s", path, why) : 0;
 }

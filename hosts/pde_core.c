@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,17 +38,6 @@ struct pde_engine {
     pde_variant variant[2]; /* [0] constant volatility, [1] surface grid */
 };
 
-static int fail(char *err, size_t cap, const char *fmt, ...)
-{
-    if (err && cap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, cap, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 static double wall_now(void)
 {
     struct timespec t;
@@ -71,29 +59,6 @@ void pde_config_default(pde_config *cfg)
 
 /* ---- engine: kernel source and program ---- */
 
-static char *read_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        const long size = ftell(f);
-        if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1))) {
-            if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
-                free(buf);
-                buf = NULL;
-            } else {
-                buf[size] = 0;
-                if (len)
-                    *len = (size_t)size;
-            }
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 /* pde_layout.h (beside the kernel file) followed by the kernel file. */
 static char *load_kernel_source(const char *file)
 {
@@ -102,8 +67,8 @@ static char *load_kernel_source(const char *file)
     const int dir_len = slash ? (int)(slash - file) : 1;
     snprintf(layout_path, sizeof layout_path, "%.*s/pde_layout.h", dir_len, slash ? file : ".");
     size_t llen = 0, klen = 0;
-    char *layout = read_text(layout_path, &llen);
-    char *body = layout ? read_text(file, &klen) : NULL;
+    char *layout = pde_read_text(layout_path, &llen);
+    char *body = layout ? pde_read_text(file, &klen) : NULL;
     char *source = body ? malloc(llen + klen + 2) : NULL;
     if (source) {
         memcpy(source, layout, llen);
@@ -125,7 +90,7 @@ static int build_variant(pde_engine *e, int grid, char *err, size_t cap)
     v->program = clCreateProgramWithSource(bcl_cl_context(e->ctx), 1, &src, NULL, &status);
     if (status != CL_SUCCESS) {
         v->program = NULL;
-        return fail(err, cap, "clCreateProgramWithSource failed (%d)", status);
+        return pde_fail(err, cap, "clCreateProgramWithSource failed (%d)", status);
     }
     cl_device_id dev = bcl_cl_device(e->ctx);
     char options[64];
@@ -135,13 +100,13 @@ static int build_variant(pde_engine *e, int grid, char *err, size_t cap)
     if (status != CL_SUCCESS) {
         char log[8192] = "";
         clGetProgramBuildInfo(v->program, dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-        return fail(err, cap, "building pde_pricer.cl (%s) failed (%d): %s", options, status, log);
+        return pde_fail(err, cap, "building pde_pricer.cl (%s) failed (%d): %s", options, status, log);
     }
     for (int k = 0; k < K_COUNT; ++k) {
         v->kernel[k] = clCreateKernel(v->program, kernel_names[k], &status);
         if (status != CL_SUCCESS) {
             v->kernel[k] = NULL;
-            return fail(err, cap, "clCreateKernel(%s) failed (%d)", kernel_names[k], status);
+            return pde_fail(err, cap, "clCreateKernel(%s) failed (%d)", kernel_names[k], status);
         }
     }
     return 0;
@@ -152,12 +117,12 @@ int pde_engine_create(bcl_context *ctx, int dbl, const char *kernel_file, pde_en
 {
     *out = NULL;
     if (!ctx)
-        return fail(err, cap, "no batchcl context");
+        return pde_fail(err, cap, "no batchcl context");
     bcl_device_info info;
     if (bcl_device_info_get(ctx, &info) != BCL_SUCCESS)
-        return fail(err, cap, "device information: %s", bcl_last_error(ctx));
+        return pde_fail(err, cap, "device information: %s", bcl_last_error(ctx));
     if (dbl && !info.has_fp64)
-        return fail(err, cap, "device %s has no double precision; use --precision s", info.name);
+        return pde_fail(err, cap, "device %s has no double precision; use --precision s", info.name);
     /* the caller's file, else $BATCHCL_PDE_KERNEL, share/batchcl/hosts beside the executable's
      * bin/ (a moved installation), the configured installation, the source tree */
     char candidates[4][2048] = {"", "", "", ""};
@@ -193,14 +158,14 @@ int pde_engine_create(bcl_context *ctx, int dbl, const char *kernel_file, pde_en
         }
     }
     if (!source)
-        return fail(err, cap,
+        return pde_fail(err, cap,
                     "pde_pricer.cl (with pde_layout.h beside it) not found; tried: %s (set "
                     "BATCHCL_PDE_KERNEL to the file)",
                     tried[0] ? tried : "nothing");
     pde_engine *e = calloc(1, sizeof *e);
     if (!e) {
         free(source);
-        return fail(err, cap, "out of host memory");
+        return pde_fail(err, cap, "out of host memory");
     }
     e->ctx = ctx;
     e->dbl = dbl;
@@ -330,7 +295,7 @@ static int time_grid(const pde_config *cfg, const pde_contract *c, const double 
     bounds[++nseg] = 0;
     const int nominal = N - half;
     if (nominal < nseg + half)
-        return fail(err, cap, "%d time steps are too few for %d dividend dates and %d Rannacher "
+        return pde_fail(err, cap, "%d time steps are too few for %d dividend dates and %d Rannacher "
                     "half-steps", N, nseg - 1, cfg->rannacher);
     int count[PDE_MAXDIV + 1], total = 0;
     for (int s = 0; s < nseg; ++s) {
@@ -374,7 +339,7 @@ static int time_grid(const pde_config *cfg, const pde_contract *c, const double 
             ++n;
         }
     }
-    return n == N ? 0 : fail(err, cap, "internal error: time grid has %d steps, not %d", n, N);
+    return n == N ? 0 : pde_fail(err, cap, "internal error: time grid has %d steps, not %d", n, N);
 }
 
 /* ---- per-contract setup ---- */
@@ -408,7 +373,7 @@ static int setup_contract(const pde_config *cfg, double zeta_max, const pde_cont
         div[3 * j + 2] = dt.keep[j];
     }
     if (K0 <= 0)
-        return fail(err, cap, "the cash dividends are worth more than the spot");
+        return pde_fail(err, cap, "the cash dividends are worth more than the spot");
     const int has_barrier = c->lower_barrier > 0 || c->upper_barrier > 0;
     const double bref = c->upper_barrier > 0 ? c->upper_barrier : c->lower_barrier;
     const double c0 = has_barrier ? S0 / bref : 1, g = has_barrier ? mu : 0;
@@ -550,7 +515,7 @@ static int upload_real(run_state *r, cl_mem buf, const double *src, size_t n, vo
     /* blocking: the scratch space is reused by the next upload */
     const cl_int s = clEnqueueWriteBuffer(r->q, buf, CL_TRUE, 0, n * r->es, data, 0, NULL, &ev);
     if (s != CL_SUCCESS)
-        return fail(r->err, r->cap, "clEnqueueWriteBuffer failed (%d)", s);
+        return pde_fail(r->err, r->cap, "clEnqueueWriteBuffer failed (%d)", s);
     return log_event(&r->log, ev, EV_UPLOAD);
 }
 
@@ -559,7 +524,7 @@ static int upload_bytes(run_state *r, cl_mem buf, const void *src, size_t bytes)
     cl_event ev;
     const cl_int s = clEnqueueWriteBuffer(r->q, buf, CL_TRUE, 0, bytes, src, 0, NULL, &ev);
     if (s != CL_SUCCESS)
-        return fail(r->err, r->cap, "clEnqueueWriteBuffer failed (%d)", s);
+        return pde_fail(r->err, r->cap, "clEnqueueWriteBuffer failed (%d)", s);
     return log_event(&r->log, ev, EV_UPLOAD);
 }
 
@@ -570,7 +535,7 @@ static int launch(run_state *r, int which, size_t items, cl_event *out)
     const cl_int s = clEnqueueNDRangeKernel(r->q, r->kernel[which], 1, NULL, &global, NULL, 0,
                                             NULL, &ev);
     if (s != CL_SUCCESS)
-        return fail(r->err, r->cap, "launching %s failed (%d)", kernel_names[which], s);
+        return pde_fail(r->err, r->cap, "launching %s failed (%d)", kernel_names[which], s);
     ++r->launches;
     if (out) {
         clRetainEvent(ev);
@@ -606,7 +571,7 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         cl_int s;
         buf[b] = make_buffer(r, sizes[b], &s);
         if (s != CL_SUCCESS)
-            rc = fail(r->err, r->cap, "allocating %zu bytes of device memory failed (%d)", sizes[b], s);
+            rc = pde_fail(r->err, r->cap, "allocating %zu bytes of device memory failed (%d)", sizes[b], s);
     }
     size_t scratch_n = nb * (mm > (size_t)(N + 1) ? mm : (size_t)(N + 1));
     if ((size_t)vol->nt * vol->nx > scratch_n)
@@ -615,12 +580,12 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
     double *gathered = rc == 0 ? malloc(nb * PDE_GN * sizeof(double)) : NULL;
     int *info = rc == 0 ? malloc(nb * sizeof(int)) : NULL, *failed = rc == 0 ? malloc(nb * sizeof(int)) : NULL;
     if (rc == 0 && (!scratch || !gathered || !info || !failed))
-        rc = fail(r->err, r->cap, "out of host memory");
+        rc = pde_fail(r->err, r->cap, "out of host memory");
     if (rc == 0 && setup_end)
         *setup_end = wall_now();
     int *zeros = rc == 0 ? calloc(nb, sizeof(int)) : NULL;
     if (rc == 0 && !zeros)
-        rc = fail(r->err, r->cap, "out of host memory");
+        rc = pde_fail(r->err, r->cap, "out of host memory");
     if (rc == 0)
         rc = upload_real(r, buf[B_Z], h->z, nb * mm, scratch);
     if (rc == 0)
@@ -655,7 +620,7 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         const cl_uchar zero = 0;
         e = clEnqueueFillBuffer(r->q, buf[B_LAMBDA], &zero, 1, 0, sizes[B_LAMBDA], 0, NULL, &ev);
         if (e != CL_SUCCESS || log_event(&r->log, ev, EV_UPLOAD))
-            rc = fail(r->err, r->cap, "clearing the exercise multipliers failed");
+            rc = pde_fail(r->err, r->cap, "clearing the exercise multipliers failed");
     }
     if (rc == 0) {
         e |= ARG(K_PAYOFF, 0, m);
@@ -708,7 +673,7 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         e |= ARG(K_GATHER, 3, buf[B_SPOT]);
         e |= ARG(K_GATHER, 4, buf[B_GATHER]);
         if (e != CL_SUCCESS)
-            rc = fail(r->err, r->cap, "setting the pricer's kernel arguments failed");
+            rc = pde_fail(r->err, r->cap, "setting the pricer's kernel arguments failed");
     }
     if (rc == 0)
         rc = launch(r, K_PAYOFF, nb * mm, NULL);
@@ -725,7 +690,7 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         e |= ARG(K_BOUNDARY, 7, G[1 - cur]);
         e |= ARG(K_PROJECT, 3, G[1 - cur]);
         if (e != CL_SUCCESS) {
-            rc = fail(r->err, r->cap, "setting the pricer's kernel arguments failed");
+            rc = pde_fail(r->err, r->cap, "setting the pricer's kernel arguments failed");
             break;
         }
         rc = launch(r, K_PARAMS, nb, NULL);
@@ -740,7 +705,7 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
                     : bcl_sgtsv_cl(r->e->ctx, m, 1, nb, BCL_LAYOUT_CONTIGUOUS, buf[B_DL], 0, buf[B_D], 0,
                                    buf[B_DU], 0, G[1 - cur], 0, buf[B_INFO], 0, 1, &assembled, &solved);
             if (s != BCL_SUCCESS)
-                rc = fail(r->err, r->cap, "tridiagonal solve: %s: %s", bcl_status_string(s),
+                rc = pde_fail(r->err, r->cap, "tridiagonal solve: %s: %s", bcl_status_string(s),
                           bcl_last_error(r->e->ctx));
             else {
                 ++r->launches;
@@ -750,14 +715,14 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         if (assembled)
             clReleaseEvent(assembled);
         if (rc == 0 && n_american)
-            rc = launch(r, K_PROJECT, n_american * mm, NULL);
+            rc = launch(r, K_PROJECT, r->e->rows ? n_american : n_american * mm, NULL);
         cur = 1 - cur;
         if (rc == 0 && step % 16 == 15)
             clFlush(r->q); /* start the device early on queued work */
     }
     if (rc == 0) {
         e = ARG(K_GATHER, 2, G[cur]);
-        rc = e != CL_SUCCESS ? fail(r->err, r->cap, "setting the gather kernel's arguments failed")
+        rc = e != CL_SUCCESS ? pde_fail(r->err, r->cap, "setting the gather kernel's arguments failed")
                              : launch(r, K_GATHER, nb, NULL);
     }
     if (rc == 0) {
@@ -767,12 +732,12 @@ static int price_chunk(run_state *r, const pde_config *cfg, const pde_vol *vol, 
         s |= clEnqueueReadBuffer(r->q, buf[B_INFO], CL_FALSE, 0, sizes[B_INFO], info, 0, NULL, &ev[1]);
         s |= clEnqueueReadBuffer(r->q, buf[B_FAILED], CL_FALSE, 0, sizes[B_FAILED], failed, 0, NULL, &ev[2]);
         if (s != CL_SUCCESS)
-            rc = fail(r->err, r->cap, "reading the results failed");
+            rc = pde_fail(r->err, r->cap, "reading the results failed");
         else
             for (int i = 0; i < 3; ++i)
                 log_event(&r->log, ev[i], EV_DOWNLOAD);
         if (clFinish(r->q) != CL_SUCCESS && rc == 0)
-            rc = fail(r->err, r->cap, "the pricer's device work failed");
+            rc = pde_fail(r->err, r->cap, "the pricer's device work failed");
         if (rc == 0 && !dbl)
             for (size_t i = 0; i < nb * PDE_GN; ++i)
                 gathered[i] = ((const float *)scratch)[i];
@@ -812,36 +777,36 @@ static int check_config(const pde_engine *e, const pde_config *cfg, char *err, s
 {
     const int max_m = bcl_gtsv_max_m(e->ctx, e->dbl);
     if (cfg->m < 5 || cfg->m > max_m)
-        return fail(err, cap, "m = %d space nodes: must be from 5 to %d (the tridiagonal solver's "
+        return pde_fail(err, cap, "m = %d space nodes: must be from 5 to %d (the tridiagonal solver's "
                     "limit on this device)", cfg->m, max_m);
     if (cfg->rannacher < 0 || cfg->rannacher % 2)
-        return fail(err, cap, "Rannacher half-steps = %d: must be even and >= 0", cfg->rannacher);
+        return pde_fail(err, cap, "Rannacher half-steps = %d: must be even and >= 0", cfg->rannacher);
     if (cfg->steps < cfg->rannacher / 2 + 1)
-        return fail(err, cap, "%d time steps: need at least %d with %d Rannacher half-steps",
+        return pde_fail(err, cap, "%d time steps: need at least %d with %d Rannacher half-steps",
                     cfg->steps, cfg->rannacher / 2 + 1, cfg->rannacher);
     if (cfg->american != PDE_AMERICAN_SPLITTING && cfg->american != PDE_AMERICAN_PROJECTION)
-        return fail(err, cap, "unknown early-exercise method %d", cfg->american);
+        return pde_fail(err, cap, "unknown early-exercise method %d", cfg->american);
     if (cfg->far_bc != PDE_BC_DIRICHLET && cfg->far_bc != PDE_BC_NEUMANN && cfg->far_bc != PDE_BC_LINEAR)
-        return fail(err, cap, "unknown far boundary condition %d", cfg->far_bc);
+        return pde_fail(err, cap, "unknown far boundary condition %d", cfg->far_bc);
     if (!(cfg->width > 0) || !(cfg->concentration > 0) || !(cfg->time_refine >= 0 && cfg->time_refine < 1))
-        return fail(err, cap, "grid parameters: width > 0, concentration > 0, 0 <= time refinement < 1");
+        return pde_fail(err, cap, "grid parameters: width > 0, concentration > 0, 0 <= time refinement < 1");
     return 0;
 }
 
 static int check_vol(const pde_vol *v, char *err, size_t cap)
 {
     if (!v || v->nt < 1 || v->nx < 1 || !v->t || !v->x || !v->zeta)
-        return fail(err, cap, "no volatility surface");
+        return pde_fail(err, cap, "no volatility surface");
     for (int i = 0; i < v->nt * v->nx; ++i)
         if (!(v->zeta[i] > 0) || !isfinite(v->zeta[i]))
-            return fail(err, cap, "volatility %g at surface point %d: must be positive and finite",
+            return pde_fail(err, cap, "volatility %g at surface point %d: must be positive and finite",
                         v->zeta[i], i);
     for (int i = 1; i < v->nt; ++i)
         if (!(v->t[i] > v->t[i - 1]))
-            return fail(err, cap, "volatility surface times must increase");
+            return pde_fail(err, cap, "volatility surface times must increase");
     for (int i = 1; i < v->nx; ++i)
         if (!(v->x[i] > v->x[i - 1]))
-            return fail(err, cap, "volatility surface x points must increase");
+            return pde_fail(err, cap, "volatility surface x points must increase");
     return 0;
 }
 
@@ -852,13 +817,13 @@ int pde_price(pde_engine *e, const pde_config *cfg, const pde_vol *vol, const pd
     if (timing)
         memset(timing, 0, sizeof *timing);
     if (!e || !cfg || !book || !res)
-        return fail(err, cap, "pde_price: missing argument");
+        return pde_fail(err, cap, "pde_price: missing argument");
     if (check_config(e, cfg, err, cap) || check_vol(vol, err, cap))
         return -1;
     char why[256];
     for (size_t k = 0; k < n; ++k)
         if (pde_check_contract(&book[k], why, sizeof why))
-            return fail(err, cap, "contract %zu (%s): %s", k + 1, book[k].id, why);
+            return pde_fail(err, cap, "contract %zu (%s): %s", k + 1, book[k].id, why);
     if (n == 0)
         return 0;
     const int m = cfg->m, N = cfg->steps;
@@ -879,7 +844,7 @@ int pde_price(pde_engine *e, const pde_config *cfg, const pde_vol *vol, const pd
     if (chunk > 1u << 24)
         chunk = 1u << 24;
     if (chunk == 0)
-        return fail(err, cap, "one contract's arrays do not fit the device");
+        return pde_fail(err, cap, "one contract's arrays do not fit the device");
     if (chunk > n)
         chunk = n;
     host_book h;
@@ -896,11 +861,11 @@ int pde_price(pde_engine *e, const pde_config *cfg, const pde_vol *vol, const pd
     int rc = 0;
     if (!h.z || !h.tgrid || !h.implicit_step || !h.con || !h.div || !h.spot_z || !h.dzds || !h.df0 ||
         !h.flags || !h.spot_node)
-        rc = fail(err, cap, "out of host memory for %zu contracts", chunk);
+        rc = pde_fail(err, cap, "out of host memory for %zu contracts", chunk);
     /* American contracts first, so that the exercise kernel covers only them in every chunk */
     size_t *order = malloc(n * sizeof *order);
     if (!order && rc == 0)
-        rc = fail(err, cap, "out of host memory");
+        rc = pde_fail(err, cap, "out of host memory");
     size_t filled = 0;
     for (int pass = 1; pass >= 0 && order; --pass)
         for (size_t k = 0; k < n; ++k)
@@ -915,7 +880,7 @@ int pde_price(pde_engine *e, const pde_config *cfg, const pde_vol *vol, const pd
             const pde_contract *c = &book[order[first + k]];
             n_american += c->american != 0;
             if (setup_contract(cfg, zeta_max, c, &h, k, why, sizeof why))
-                rc = fail(err, cap, "contract %zu (%s): %s", order[first + k] + 1, c->id, why);
+                rc = pde_fail(err, cap, "contract %zu (%s): %s", order[first + k] + 1, c->id, why);
         }
         double setup_end = wall_now();
         if (rc == 0)

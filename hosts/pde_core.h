@@ -79,6 +79,14 @@ typedef struct {
 
 void pde_config_default(pde_config *cfg);
 
+/* A European vanilla without barriers or discrete dividends. */
+void pde_vanilla(pde_contract *c, const char *id, int is_call, double spot, double strike,
+                 double maturity, double rate, double yield);
+
+/* Helpers: an error message into err (returns -1); a whole file as a string (NULL if unreadable). */
+int pde_fail(char *err, size_t cap, const char *fmt, ...);
+char *pde_read_text(const char *path, size_t *len);
+
 /* A contract's forward / dividend-floor terms (eqs. 6-9): its dividends in time order with
  * a_j / R(t_j) (R right-continuous, eq. 7) and 1 - b_j; K0 = S0 - Σ a_j / R(t_j), so that
  * F_t - D_t = R_t K0; R_T, and A_T = the cash paid after T in units of R (D_T = R_T A_T). */

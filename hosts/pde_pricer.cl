@@ -1,7 +1,9 @@
 /* The PDE pricer's device side: terminal payoff, per-step coefficients, assembly of every
- * contract's tridiagonal θ-scheme system, American projection, and the gather of the values
- * around the spot. The batched tridiagonal solve between assembly and projection is batchcl's
- * bcl_?gtsv_cl. The host prepends pde_layout.h and builds with -DPDE_DOUBLE for double precision.
+ * contract's tridiagonal θ-scheme system and of its boundary rows, early exercise of American
+ * contracts, and the gather of the values around the spot. The batched tridiagonal solve between
+ * assembly and early exercise is batchcl's bcl_?gtsv_cl. The host prepends pde_layout.h and
+ * builds with -DPDE_DOUBLE (double precision), -DPDE_VOL_GRID (a local volatility grid, else a
+ * constant) and -DPDE_ROWS (CPUs: one work-item per contract row in the per-node kernels).
  *
  * The equation (Egloff 2010, tridiagonal-pcr-pde-egloff-2010.txt, eq. 14, in the z = c(t) x
  * coordinate of pde_layout.h, time to maturity τ = T - t):
@@ -10,7 +12,7 @@
  * from τ_old to τ_new = τ_old + Δτ:
  *     (I - θ Δτ L_new) G_new = (I + (1 - θ) Δτ L_old) G_old,
  * with the non-uniform three-point weights of eqs. 17-18. Arrays are contiguous per contract
- * (node i of contract k at k*m + i); one work-item per node, or per contract. No barriers. */
+ * (node i of contract k at k*m + i). No barrier() anywhere. */
 
 #ifdef PDE_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -40,22 +42,29 @@ static void growth_at(__global const real *div, int ndiv, real growth_rate, real
     *A = ahead;
 }
 
-/* Bracket of t in the surface's time grid: index in [0, nt-2] and weight, flat outside. */
-static void time_bracket(__global const real *vt, int nt, real t, real *index, real *weight)
+/* Bracket of v in the increasing grid[0..n-1]: index lo in [0, n-2] and weight w in [0, 1] of
+ * grid[lo + 1], flat outside (lo = 0, w = 0 when n == 1). */
+static void bracket(__global const real *grid, int n, real v, int *index, real *weight)
 {
     int lo = 0;
     real w = 0;
-    if (nt > 1) {
-        if (t >= vt[nt - 1]) {
-            lo = nt - 2;
+    if (n > 1) {
+        if (v >= grid[n - 1]) {
+            lo = n - 2;
             w = 1;
-        } else if (t > vt[0]) {
-            while (lo < nt - 2 && vt[lo + 1] <= t)
-                ++lo;
-            w = (t - vt[lo]) / (vt[lo + 1] - vt[lo]);
+        } else if (v > grid[0]) {
+            int hi = n - 1;
+            while (hi - lo > 1) {
+                const int mid = (lo + hi) / 2;
+                if (grid[mid] <= v)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            w = (v - grid[lo]) / (grid[lo + 1] - grid[lo]);
         }
     }
-    *index = (real)lo;
+    *index = lo;
     *weight = w;
 }
 
@@ -63,24 +72,9 @@ static void time_bracket(__global const real *vt, int nt, real t, real *index, r
 static real local_vol(__global const real *vx, __global const real *vz, int nt, int nx,
                       real tindex, real tweight, real x)
 {
-    int lo = 0;
-    real w = 0;
-    if (nx > 1) {
-        if (x >= vx[nx - 1]) {
-            lo = nx - 2;
-            w = 1;
-        } else if (x > vx[0]) {
-            int hi = nx - 1;
-            while (hi - lo > 1) {
-                const int mid = (lo + hi) / 2;
-                if (vx[mid] <= x)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            w = (x - vx[lo]) / (vx[lo + 1] - vx[lo]);
-        }
-    }
+    int lo;
+    real w;
+    bracket(vx, nx, x, &lo, &w);
     const int it = (int)tindex, it1 = nt > 1 ? it + 1 : it, ix1 = nx > 1 ? lo + 1 : lo;
     const real v0 = (1 - w) * vz[it * nx + lo] + w * vz[it * nx + ix1];
     const real v1 = (1 - w) * vz[it1 * nx + lo] + w * vz[it1 * nx + ix1];
@@ -179,12 +173,13 @@ __kernel void pde_step_params(uint batch, int nsteps, int step, int m, __global 
     const real invc_new = exp(-g * t_new) / c0;
     p[PDE_S_INVC_OLD] = exp(-g * t_old) / c0;
     p[PDE_S_INVC_NEW] = invc_new;
-    real index, weight;
-    time_bracket(vt, nt, t_old, &index, &weight);
-    p[PDE_S_VT_OLD] = index;
+    int index;
+    real weight;
+    bracket(vt, nt, t_old, &index, &weight);
+    p[PDE_S_VT_OLD] = (real)index;
     p[PDE_S_VW_OLD] = weight;
-    time_bracket(vt, nt, t_new, &index, &weight);
-    p[PDE_S_VT_NEW] = index;
+    bracket(vt, nt, t_new, &index, &weight);
+    p[PDE_S_VT_NEW] = (real)index;
     p[PDE_S_VW_NEW] = weight;
     real R, A;
     growth_at(dv, ndiv, c[PDE_C_GROWTH], t_new, &R, &A);
@@ -375,19 +370,11 @@ __kernel void pde_boundary(int m, uint batch, __global const real *z, __global c
  * the solve used G_old + Δτ λ on its right-hand side; now G = max(G - Δτ λ, g) and
  * λ = max(0, λ + (g - G) / Δτ), which keeps Crank-Nicolson's second order in practice. Rows
  * without the PDE (Dirichlet, linear) are projected, barrier nodes stay 0. */
-__kernel void pde_project(int m, uint batch, __global const real *restrict z,
-                          __global real *restrict G, __global const real *restrict con,
-                          __global const int *restrict flags, __global const real *restrict sp,
-                          __global real *restrict lambda, int splitting)
+static void project_node(size_t gid, int kind, __global const real *restrict z,
+                         __global real *restrict G, __global const real *restrict c,
+                         __global const real *restrict p, __global real *restrict lambda,
+                         int splitting)
 {
-    const size_t total = (size_t)batch * (size_t)m;
-    const size_t gid = min((size_t)get_global_id(0), total - 1);
-    const uint k = (uint)(gid / (size_t)m);
-    const int i = (int)(gid - (size_t)k * (size_t)m);
-    __global const int *f = flags + (size_t)k * PDE_FN;
-    const int kind = i == 0 ? f[PDE_F_LOWER] : i == m - 1 ? f[PDE_F_UPPER] : -1;
-    __global const real *p = sp + (size_t)k * PDE_SN;
-    __global const real *c = con + (size_t)k * PDE_CN;
     const real exercise = c[PDE_C_PHI] * (p[PDE_S_SA_NEW] * z[gid] + p[PDE_S_SB_NEW] - c[PDE_C_STRIKE]) *
                           p[PDE_S_ESCALE_NEW];
     const real solved = G[gid], dtau = p[PDE_S_DTAU], rate = lambda[gid];
@@ -395,6 +382,33 @@ __kernel void pde_project(int m, uint batch, __global const real *restrict z,
     const real kept = split ? solved - dtau * rate : solved, next_rate = rate + (exercise - solved) / dtau;
     G[gid] = kind == PDE_BC_BARRIER ? solved : MAX_R(kept, exercise);
     lambda[gid] = split ? MAX_R(next_rate, (real)0) : (real)0;
+}
+
+__kernel void pde_project(int m, uint batch, __global const real *restrict z,
+                          __global real *restrict G, __global const real *restrict con,
+                          __global const int *restrict flags, __global const real *restrict sp,
+                          __global real *restrict lambda, int splitting)
+{
+#ifdef PDE_ROWS /* one work-item per contract (CPUs), as pde_assemble */
+    const uint k = (uint)get_global_id(0);
+    if (k >= batch)
+        return;
+    __global const int *f = flags + (size_t)k * PDE_FN;
+    const size_t row = (size_t)k * (size_t)m;
+    for (int i = 0; i < m; ++i) {
+        const int kind = i == 0 ? f[PDE_F_LOWER] : i == m - 1 ? f[PDE_F_UPPER] : -1;
+        project_node(row + i, kind, z, G, con + (size_t)k * PDE_CN, sp + (size_t)k * PDE_SN, lambda,
+                     splitting);
+    }
+#else
+    const size_t total = (size_t)batch * (size_t)m;
+    const size_t gid = min((size_t)get_global_id(0), total - 1);
+    const uint k = (uint)(gid / (size_t)m);
+    const int i = (int)(gid - (size_t)k * (size_t)m);
+    __global const int *f = flags + (size_t)k * PDE_FN;
+    const int kind = i == 0 ? f[PDE_F_LOWER] : i == m - 1 ? f[PDE_F_UPPER] : -1;
+    project_node(gid, kind, z, G, con + (size_t)k * PDE_CN, sp + (size_t)k * PDE_SN, lambda, splitting);
+#endif
 }
 
 /* One work-item per contract: G at the nodes around the spot node, for price and Greeks. */

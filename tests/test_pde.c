@@ -45,14 +45,9 @@ static int teardown(void **state)
 static pde_contract contract(int is_call, double K, double T, double r, double q)
 {
     pde_contract c;
-    memset(&c, 0, sizeof c);
-    snprintf(c.id, sizeof c.id, "%s%g", is_call ? "C" : "P", K);
-    c.is_call = is_call;
-    c.spot = 100;
-    c.strike = K;
-    c.maturity = T;
-    c.rate = r;
-    c.yield = q;
+    char id[32];
+    snprintf(id, sizeof id, "%s%g", is_call ? "C" : "P", K);
+    pde_vanilla(&c, id, is_call, 100, K, T, r, q);
     return c;
 }
 
