@@ -15,6 +15,16 @@
 typedef REAL_T real;
 #define VEC4 BCL_CAT(REAL_T, 4)
 
+/* The norm range LAPACK's xsyevd keeps a matrix in, sqrt(safmin / eps) to its reciprocal, so that
+ * squares and products of entries neither underflow nor overflow; matrices outside are scaled. */
+#ifdef BCL_DOUBLE
+#define SCALE_MIN 0x1p-484
+#define SCALE_MAX 0x1p484
+#else
+#define SCALE_MIN 0x1p-51f
+#define SCALE_MAX 0x1p51f
+#endif
+
 
 
 /* Position of element e of problem k in a global batch array whose problems hold `per` elements. */
@@ -31,3 +41,24 @@ typedef REAL_T real;
 #else
 #define SPLIT_INDEX(t, nprob, per, p, e) do { (p) = (t) / (per); (e) = (t) - (p) * (per); } while (0)
 #endif
+
+/* Vector lanes: kernels built with -DVW=w hold w problems per work-item in the lanes of an OpenCL
+ * vector (CPUs); realv / maskv are then the vector and comparison-mask types. */
+#ifndef VW
+#define VW 1
+#endif
+#if VW == 1
+typedef real realv;
+typedef MASK_T maskv; /* select() on a scalar double takes a long mask */
+#else
+typedef BCL_CAT(REAL_T, VW) realv;
+typedef BCL_CAT(MASK_T, VW) maskv;
+#endif
+typedef union { /* lanes by index, with the vector's alignment */
+    realv v;
+    real s[VW];
+} lanes_t;
+typedef union {
+    maskv v;
+    MASK_T s[VW];
+} mask_lanes_t;

@@ -32,16 +32,6 @@
 
 /* VW problems per work-item, one per lane of an OpenCL vector (VW = 1: the paper's SIMD version).
  * CPUs run the lanes in their vector units; the arithmetic never mixes lanes. */
-#ifndef VW
-#define VW 1
-#endif
-#if VW == 1
-typedef real realv;
-typedef MASK_T maskv; /* select() on a double takes a long mask */
-#else
-typedef BCL_CAT(REAL_T, VW) realv;
-typedef BCL_CAT(MASK_T, VW) maskv;
-#endif
 
 /* Element e of work-item w's problems; with VW lanes, scalar lane v sits at VW*LDS_AT(w, e) + v. */
 #ifdef SIMD_INTERLEAVED
@@ -153,13 +143,10 @@ __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real 
 #if VW == 1
         failed[w] = (int)fail;
 #else
-        union { /* the vector's own alignment: vstoren into an int array faults on NVIDIA */
-            maskv v;
-            MASK_T lane[VW];
-        } lanes;
+        mask_lanes_t lanes; /* the vector's own alignment: vstoren into an int array faulted */
         lanes.v = fail;
         for (int v = 0; v < VW; ++v)
-            failed[w * VW + v] = (int)lanes.lane[v];
+            failed[w * VW + v] = (int)lanes.s[v];
 #endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -34,24 +34,6 @@
 
 #if defined(TRIDIAG_SIMD)
 
-#ifndef VW
-#define VW 1
-#endif
-#if VW == 1
-typedef real realv;
-typedef MASK_T maskv;
-#else
-typedef BCL_CAT(REAL_T, VW) realv;
-typedef BCL_CAT(MASK_T, VW) maskv;
-#endif
-typedef union { /* lanes by index; the vector's alignment */
-    realv v;
-    real s[VW];
-} lanes_t;
-typedef union {
-    maskv v;
-    MASK_T s[VW];
-} mask_lanes_t;
 
 __kernel void tridiag_simd(__global const real *L, ulong offL, __global const real *D, ulong offD,
                            __global const real *U, ulong offU, __global real *B, ulong offB,

@@ -2,6 +2,7 @@
  * solve) and the benchmarks, each compared with LAPACK on the same machine in the same run. */
 #include "batchcl.h"
 #include "matgen.h"
+#include "oracle.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -10,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef BATCHCL_BENCH_CLBLAST
+#include <clblast_c.h>
+#endif
 
 void openblas_set_num_threads(int n); /* OpenBLAS: one thread per call inside our OpenMP loops */
 
@@ -51,12 +55,15 @@ typedef struct {
     int lapack;
     int verify;
     int ppg; /* problems per work-group for the forced variants; 0 = table */
+    int p_list[64], p_count; /* bench pcyclic: block counts; 0 = from --order */
+    int order;               /* bench pcyclic: N = n*p to aim at */
+    int method;              /* bench pcyclic: 0 table, 1 clBLAST, 2 batched kernels */
 } options;
 
-static void parse_list(const char *s, options *o)
+static void parse_ints(const char *s, int *list, int *count)
 {
-    o->n_count = 0;
-    while (*s && o->n_count < 64) {
+    *count = 0;
+    while (*s && *count < 64) {
         char *end;
         long a = strtol(s, &end, 10), b = a;
         if (end == s)
@@ -65,10 +72,15 @@ static void parse_list(const char *s, options *o)
             s = end + 1;
             b = strtol(s, &end, 10);
         }
-        for (long v = a; v <= b && o->n_count < 64; ++v)
-            o->n_list[o->n_count++] = (int)v;
+        for (long v = a; v <= b && *count < 64; ++v)
+            list[(*count)++] = (int)v;
         s = *end == ',' ? end + 1 : end;
     }
+}
+
+static void parse_list(const char *s, options *o)
+{
+    parse_ints(s, o->n_list, &o->n_count);
 }
 
 static void usage(void)
@@ -80,6 +92,8 @@ static void usage(void)
          "  bench sysv                LDL^T solve per n and mapping, vs LAPACK spotrf+spotrs\n"
          "  bench gtsv | ptsv         tridiagonal solves per m and variant, vs LAPACK ?gtsv / ?ptsv\n"
          "                            (default m 64,256,1024 with 2^24/m systems on GPUs)\n"
+         "  bench pcyclic             block p-cyclic inversion (BSOFI) per n: GFLOP/s, clBLAST\n"
+         "                            DGEMM's rate, speed-up over LAPACK dgetrf+dgetri (LU)\n"
          "options:\n"
          "  --device SPEC             gpu, cpu, P:D or a name substring (default: BATCHCL_DEVICE,\n"
          "                            else the first GPU, else the first CPU)\n"
@@ -90,7 +104,10 @@ static void usage(void)
          "  --mapping LIST            bench: all or some of auto,simd,collab,hybrid (default all)\n"
          "  --reps R                  timed repetitions, the median is reported (default 5)\n"
          "  --ppg P                   bench: problems per work-group of the forced variants\n"
-         "  --no-lapack               skip the LAPACK baseline");
+         "  --no-lapack               skip the LAPACK baseline\n"
+         "pcyclic options: --n LIST (block sizes), --p LIST (blocks; default N/n), --order N (the\n"
+         "  matrix order aimed at, default 10240 on GPUs, 2048 on CPUs), --method 0|1|2, --batch B\n"
+         "  (matrices per call; > 1 with n <= 32 runs the batched kernels)");
 }
 
 static options parse(int argc, char **argv, int first)
@@ -115,6 +132,13 @@ static options parse(int argc, char **argv, int first)
             o.nrhs = atoi(argv[++i]);
         else if (!strcmp(a, "--reps") && v)
             o.reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--p") && v) {
+            parse_ints(v, o.p_list, &o.p_count);
+            ++i;
+        } else if (!strcmp(a, "--order") && v)
+            o.order = atoi(argv[++i]);
+        else if (!strcmp(a, "--method") && v)
+            o.method = atoi(argv[++i]);
         else if (!strcmp(a, "--ppg") && v)
             o.ppg = atoi(argv[++i]);
         else if (!strcmp(a, "--mapping") && v)
@@ -824,6 +848,176 @@ static int cmd_bench_tridiag(options *o, int sym)
     return 0;
 }
 
+/* ---- bench pcyclic ---- */
+
+/* BSOFI's flops as the paper counts them (Table 1: BSOF + BSTRI_RV + BSOI) */
+static double bsofi_flops(double n, double p)
+{
+    return n * n * (46 * n * p - 60 * n + 27 * p) / 3 + n * n * n * (3 * p * p + 7 * p - 21) / 3 +
+           2 * n * n * p * (3 * n * p - 2 * n + p);
+}
+
+/* clBLAST DGEMM (m x m x m, column-major) on the context's device: flop/s, 0 if unavailable */
+static double clblast_dgemm_rate(bcl_context *ctx, size_t m)
+{
+#ifdef BATCHCL_BENCH_CLBLAST
+    cl_context c = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    cl_int e1, e2, e3;
+    cl_mem a = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * 8, NULL, &e1);
+    cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * 8, NULL, &e2);
+    cl_mem d = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * 8, NULL, &e3);
+    double rate = 0;
+    if (!e1 && !e2 && !e3) {
+        const double one = 1.0;
+        clEnqueueFillBuffer(q, a, &one, 8, 0, m * m * 8, 0, NULL, NULL);
+        clEnqueueFillBuffer(q, b, &one, 8, 0, m * m * 8, 0, NULL, NULL);
+        double t[4];
+        int ok = 1;
+        for (int r = 0; r < 4 && ok; ++r) { /* the first builds clBLAST's kernels */
+            double t0 = now();
+            ok = CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, m, m, m,
+                              1.0, a, 0, m, b, 0, m, 0.0, d, 0, m, &q, NULL) == CLBlastSuccess;
+            clFinish(q);
+            t[r] = now() - t0;
+        }
+        if (ok)
+            rate = 2.0 * (double)m * m * m / median(t + 1, 3);
+    }
+    if (a) clReleaseMemObject(a);
+    if (b) clReleaseMemObject(b);
+    if (d) clReleaseMemObject(d);
+    return rate;
+#else
+    (void)ctx;
+    (void)m;
+    return 0;
+#endif
+}
+
+/* LAPACK dgetrf + dgetri of the assembled H with every host thread: seconds */
+static double lu_inverse_seconds(int n, int p, const double *A, const double *B)
+{
+    const size_t N = (size_t)n * p;
+    double *H = malloc(sizeof *H * N * N);
+    if (!H)
+        return 0;
+    oracle_pcyclic_assemble(n, p, A, B, H);
+    openblas_set_num_threads(omp_get_max_threads());
+    double t0 = now();
+    int info = oracle_getri((int)N, H);
+    double t = now() - t0;
+    free(H);
+    return info == 0 ? t : 0;
+}
+
+static int cmd_bench_pcyclic(options *o)
+{
+    bcl_device_info dev;
+    bcl_context *ctx = open_context(o, &dev);
+    if (!o->n_count) {
+        const int gpu[] = {32, 64, 128, 256, 512, 1024}, cpu[] = {16, 32, 64, 128, 256};
+        const int *def = dev.is_gpu ? gpu : cpu;
+        for (int i = 0; i < (dev.is_gpu ? 6 : 5); ++i)
+            o->n_list[o->n_count++] = def[i];
+    }
+    const int order = o->order > 0 ? o->order : dev.is_gpu ? 10240 : 2048;
+    /* the yardstick: clBLAST's best square DGEMM of two sizes (DESIGN.md's figure is n = 8192) */
+    const size_t sizes[2] = {dev.is_gpu ? 4096 : 1024, dev.is_gpu ? 8192 : 2048};
+    double gemm = 0;
+    size_t gemm_m = 0;
+    for (int i = 0; i < 2; ++i) {
+        const double rate = clblast_dgemm_rate(ctx, sizes[i]);
+        if (rate > gemm) {
+            gemm = rate;
+            gemm_m = sizes[i];
+        }
+    }
+    printf("# bench pcyclic (BSOFI, double) on %s, driver %s; clBLAST %s\n", dev.name,
+           dev.driver_version, bcl_pcyclic_has_clblast() ? "linked" : "NOT in this build");
+    printf("# clBLAST DGEMM on this device, best of %zu^3 and %zu^3: %.1f GFLOP/s (at %zu)\n",
+           sizes[0], sizes[1], gemm * 1e-9, gemm_m);
+    printf("# GFLOP/s = BSOFI's flops (paper, Table 1, row version) / wall time of the device-buffer "
+           "call (host panels included), median of %d; LU = LAPACK dgetrf+dgetri of the assembled H "
+           "on %d host threads\n",
+           o->reps, omp_get_max_threads());
+    printf("%-5s %-4s %-6s %-6s %10s %9s %7s %10s %10s %8s %9s  %s\n", "n", "p", "N", "batch",
+           "time ms", "GFLOP/s", "%DGEMM", "host-ptr s", "LU s", "vs LU", "residual", "plan");
+    cl_context c = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    for (int ni = 0; ni < o->n_count; ++ni) {
+        const int n = o->n_list[ni];
+        const int np = o->p_count ? o->p_count : 1;
+        for (int pi = 0; pi < np; ++pi) {
+            const int p = o->p_count ? o->p_list[pi] : (order / n > 1 ? order / n : 2);
+            const size_t batch = o->batch ? o->batch : 1, N = (size_t)n * p, NN = N * N,
+                         blocks = (size_t)p * n * n;
+            if (NN * 8 * batch > dev.max_alloc_bytes || NN * 8 * batch > ((size_t)1 << 34)) {
+                printf("%-5d %-4d %-6zu %-6zu  skipped: H^-1 needs %.1f GB\n", n, p, N, batch,
+                       (double)NN * 8 * batch * 1e-9);
+                continue;
+            }
+            double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
+            double *X = malloc(sizeof *X * NN * batch);
+            int *info = malloc(sizeof *info * batch);
+            mg_rng r;
+            mg_seed(&r, 77 + (uint64_t)n);
+            for (size_t k = 0; k < batch; ++k)
+                mg_pcyclic(0, n, p, 0, &r, A + k * blocks, B + k * blocks);
+            bcl_params prm = {0};
+            prm.pcyclic_method = o->method;
+            bcl_set_params(ctx, &prm);
+            cl_int e1, e2, e3, e4;
+            cl_mem dA = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, blocks * batch * 8, A, &e1);
+            cl_mem dB = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, blocks * batch * 8, B, &e2);
+            cl_mem dH = clCreateBuffer(c, CL_MEM_READ_WRITE, NN * batch * 8, NULL, &e3);
+            cl_mem dI = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e4);
+            bcl_status st = e1 || e2 || e3 || e4 ? BCL_OUT_OF_MEMORY : BCL_SUCCESS;
+            double *t = malloc(sizeof *t * (size_t)(o->reps + 1));
+            for (int rep = 0; rep <= o->reps && st == BCL_SUCCESS; ++rep) { /* rep 0 warms up */
+                double t0 = now();
+                st = bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0, NULL, NULL);
+                clFinish(q);
+                t[rep] = now() - t0;
+            }
+            if (st != BCL_SUCCESS) {
+                printf("%-5d %-4d %-6zu %-6zu  %s: %s\n", n, p, N, batch, bcl_status_string(st),
+                       bcl_last_error(ctx));
+            } else {
+                const double sec = median(t + 1, o->reps);
+                char plan[512];
+                snprintf(plan, sizeof plan, "%s", bcl_last_kernel(ctx));
+                clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * 8, X, 0, NULL, NULL);
+                double res = 0;
+                for (size_t k = 0; k < batch; ++k) {
+                    double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks, 1, X + k * NN);
+                    res = rk > res || isnan(rk) ? rk : res;
+                }
+                double t0 = now();
+                bcl_status sh = bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info);
+                const double host_s = now() - t0;
+                const double lu = o->lapack ? lu_inverse_seconds(n, p, A, B) * (double)batch : 0;
+                const double rate = bsofi_flops(n, p) * (double)batch / sec;
+                printf("%-5d %-4d %-6zu %-6zu %10.3f %9.2f %7.1f %10.3f %10.3f %8.2f %9.3g  %s\n", n, p,
+                       N, batch, sec * 1e3, rate * 1e-9, gemm > 0 ? 100 * rate / gemm : 0,
+                       sh == BCL_SUCCESS ? host_s : -1.0, lu, lu > 0 ? lu / sec : 0, res, plan);
+                fflush(stdout);
+            }
+            free(t);
+            if (dA) clReleaseMemObject(dA);
+            if (dB) clReleaseMemObject(dB);
+            if (dH) clReleaseMemObject(dH);
+            if (dI) clReleaseMemObject(dI);
+            free(A);
+            free(B);
+            free(X);
+            free(info);
+        }
+    }
+    bcl_destroy(ctx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -845,6 +1039,10 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "bench") && argc >= 3 && (!strcmp(argv[2], "gtsv") || !strcmp(argv[2], "ptsv"))) {
         options o = parse(argc, argv, 3);
         return cmd_bench_tridiag(&o, argv[2][0] == 'p');
+    }
+    if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "pcyclic")) {
+        options o = parse(argc, argv, 3);
+        return cmd_bench_pcyclic(&o);
     }
     fprintf(stderr, "batchcl: unknown command\n");
     usage();

@@ -22,7 +22,9 @@
  * BATCHCL_DEVICE_MEMORY_LIMIT (bytes of device memory the library may plan for),
  * BATCHCL_ZERO_COPY=0 (copy through device buffers even on devices sharing host memory),
  * BATCHCL_STAGING=0|1 (stage pageable host memory through pinned buffers; default on discrete GPUs),
- * BATCHCL_BUILD_OPTIONS (extra OpenCL build options for every kernel: experiments and tuning).
+ * BATCHCL_BUILD_OPTIONS (extra OpenCL build options for every kernel: experiments and tuning),
+ * BATCHCL_PCYCLIC_CALIBRATE=1 (measure the p-cyclic performance model again),
+ * BATCHCL_CLBLAST_FAIL=1 (make every clBLAST call report a failure: tests of that path).
  */
 #ifndef BATCHCL_H
 #define BATCHCL_H
@@ -92,9 +94,20 @@ typedef struct {
     int simd_interleaved;       /* SIMD local-memory layout: 1 interleaved, -1 per problem, 0 table */
     int problems_per_work_item; /* SIMD: problems per work-item, in vector lanes (1, 2, 4, 8, 16) */
     int unroll;                 /* 1: fully unrolled kernels (GPU style), -1: rolled loops, 0: table */
-    int rows_per_work_item;     /* tridiagonal PCR: consecutive rows per work-item (1..16); 0 = table */
+    int rows_per_work_item;     /* tridiagonal PCR: consecutive rows per work-item (1..32); 0 = table */
+    double eigen_threshold;     /* BCL_EIGEN / BCL_AUTO: discard |lambda| < max|lambda| / this; 0 = 1e5 */
+    double auto_residual;       /* BCL_AUTO: largest accepted scaled residual of Householder + PCR;
+                                 * 0 = 30 */
     size_t chunk_problems;      /* host-pointer calls: problems per chunk; 0 = from device memory */
     int queues;                 /* host-pointer calls: queues used for overlap (1..4); 0 = table */
+    /* block p-cyclic inversion (bcl_xpcyclic_inv) */
+    int pcyclic_method;         /* 1: BSOFI, panels on the host (LAPACK), GEMMs on the device
+                                 * (clBLAST); 2: batched local-memory kernels (n <= 32, p <= 64);
+                                 * 0: table (2 where it fits, else 1) */
+    int pcyclic_cv_columns;     /* method 1: j_F, the leading block columns of R^-1 inverted
+                                 * column-wise (BSTRI_CV) while the host factorizes; the rest by
+                                 * rows (BSTRI_RV). 0: performance model, -1: none (row version
+                                 * only), >= p - 1: every column but the last */
 } bcl_params;
 
 typedef struct {
@@ -167,14 +180,38 @@ void bcl_host_free(bcl_context *ctx, void *ptr);
 /*
  * Solve A_k X_k = B_k for every k < batch. A: n*n per problem (only the lower triangle is read),
  * B and X: n*nrhs per problem (X may be B: in place), info: one int per problem.
- * method BCL_LDLT: LDL^T without pivoting; info[k] = j > 0 when the j-th pivot is not positive
- * (A_k not numerically positive definite): then X_k = B_k, as LAPACK leaves B.
- * n from 1 to 64 on every device with every mapping; larger n where local memory allows.
+ * method BCL_LDLT: LDL^T without pivoting, for symmetric positive definite A; info[k] = j > 0 when
+ *   the j-th pivot is not positive (A_k not numerically positive definite): then X_k = B_k, as
+ *   LAPACK leaves B. n from 1 to 64 with every mapping, larger where local memory allows.
+ * method BCL_HOUSEHOLDER_PCR: A = Q T Q^T (Householder), x = Q PCR(T, Q^T b), any symmetric A with
+ *   a well-conditioned T; info[k] = i > 0 for a zero pivot of the PCR in row i (then X_k = B_k, within
+ *   rounding when X is B).
+ * method BCL_EIGEN: A = V diag(lambda) V^T (Householder + divide and conquer), then the truncated
+ *   pseudo-inverse x = V diag(1/lambda) V^T b over the eigenvalues with |lambda| >= max |lambda| /
+ *   threshold (bcl_params.eigen_threshold, 1e5 by default): info[k] = how many were discarded (this
+ *   is the method working, not a failure), or n + 1 when the eigenvalues are not finite (X_k = B_k).
+ * method BCL_AUTO: Householder + PCR for all, its scaled residual checked per problem, and the
+ *   eigen-solve for the problems above bcl_params.auto_residual (30 by default) only; info as the
+ *   method that solved the problem (bcl_ssysvx says which).
+ * BCL_NUMERICAL_FAILURE is returned when some problem failed (LDLT, PCR pivots, non-finite
+ * eigenvalues), not for discarded eigenvalues.
  */
 bcl_status bcl_ssysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
                      const float *A, const float *B, float *X, int *info);
 bcl_status bcl_dsysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
                      const double *A, const double *B, double *X, int *info);
+
+/*
+ * As bcl_ssysv, and per problem: residual[k] = max over right-hand sides of ||A x - b||_inf /
+ * (||A||_inf ||x||_inf n eps) in the working precision; path[k] = the method that produced X_k
+ * (BCL_LDLT, BCL_HOUSEHOLDER_PCR or BCL_EIGEN). Either may be NULL.
+ */
+bcl_status bcl_ssysvx(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                      const float *A, const float *B, float *X, int *info, float *residual,
+                      int *path);
+bcl_status bcl_dsysvx(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                      const double *A, const double *B, double *X, int *info, double *residual,
+                      int *path);
 
 /*
  * Factor only: A_k = L_k D_k L_k^T. LD receives n(n+1)/2 values per problem: the rows of L, packed
@@ -218,6 +255,69 @@ bcl_status bcl_ssytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, b
 bcl_status bcl_dsytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, bcl_layout layout,
                               cl_mem LD, size_t offLD, cl_mem B, size_t offB, cl_mem X, size_t offX,
                               cl_uint num_wait, const cl_event *wait_list, cl_event *event);
+
+/* ---- block p-cyclic inversion ------------------------------------------------------------- */
+
+/*
+ * Explicit inverse of block p-cyclic matrices (Gogolenko, Bai & Scalettar, "Structured orthogonal
+ * inversion of block p-cyclic matrices on multicore with GPU accelerators"), for every k < batch:
+ *
+ *         | A_1                  B_p |
+ *         | B_1  A_2                 |
+ *     H = |      B_2  A_3            |      N = n*p rows and columns,
+ *         |           ...  ...       |
+ *         |           B_{p-1}  A_p   |
+ *
+ * exactly the normalized form (1) of the paper: the blocks enter with the signs the caller gives
+ * them (no implied minus). The determinant QMC matrix M = [I .. B_L; -B_1 I; ..; -B_{L-1} I] is
+ * A_i = I, B_i = -B_l for i < p and B_p = +B_L. p = 1 means H = A_1 + B_1 (the corner block lies on
+ * the diagonal).
+ *
+ * A: p diagonal blocks A_1..A_p per problem, B: p blocks B_1..B_p per problem (B_p the top-right
+ * corner), each n*n column-major, problem k's blocks at A + k*p*n*n (block i at + (i-1)*n*n).
+ * Hinv: (n*p)^2 per problem, column-major, problem k at Hinv + k*N*N. info[k] = 0, or j > 0 when
+ * the structured orthogonal factorization H = QR found R(j,j) exactly zero or NaN (H singular, as
+ * LAPACK's dtrtri index into the N x N triangle R): then Hinv_k is all zeros and the other
+ * problems are unaffected (BCL_NUMERICAL_FAILURE).
+ *
+ * The algorithm (BSOFI): BSOF, Wright's structured orthogonal factorization (QR of 2n x n panels
+ * over p - 1 block rows, then of the last n x n block, so every R_ii is triangular); inversion of
+ * R by block back substitution (column version while the panels are factorized, row version for
+ * the rest); H^-1 = R^-1 Q^T with the 2n x 2n factors Q^(k) formed explicitly so that their
+ * application is GEMM. Two methods (bcl_params.pcyclic_method):
+ *  - 1 (any n, p): panels on the host with LAPACK, the O(n^3 p^2) products on the device with
+ *    clBLAST; problems of a batch one after another, the host factorizing problem k+1 while the
+ *    device works on problem k. Needs a build with clBLAST and LAPACKE/OpenBLAS, else
+ *    BCL_NOT_IMPLEMENTED; a clBLAST failure returns BCL_OPENCL_ERROR naming the routine and its
+ *    status (BATCHCL_CLBLAST_FAIL=1 forces one, for tests).
+ *  - 2 (n <= 32, p <= 64): everything on the device, one work-group per problem, the panels in
+ *    local memory: for many small matrices in one call. Needs no clBLAST.
+ * The float routine computes the panels in double on the host (method 1) and the products in
+ * float.
+ */
+bcl_status bcl_spcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const float *A,
+                            const float *B, float *Hinv, int *info);
+bcl_status bcl_dpcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const double *A,
+                            const double *B, double *Hinv, int *info);
+
+/*
+ * Device-buffer twins: A and B hold batch*p*n*n elements from offA / offB, Hinv batch*N*N from
+ * offHinv, info batch ints from offInfo (contiguous layout only). Method 1 reads the blocks back
+ * to the host for the panels (2*p*n*n values per problem; the call returns once the device work
+ * is enqueued, the event completes with it); method 2 runs entirely on the device.
+ */
+bcl_status bcl_spcyclic_inv_cl(bcl_context *ctx, int n, int p, size_t batch, cl_mem A,
+                               size_t offA, cl_mem B, size_t offB, cl_mem Hinv, size_t offHinv,
+                               cl_mem info, size_t offInfo, cl_uint num_wait,
+                               const cl_event *wait_list, cl_event *event);
+bcl_status bcl_dpcyclic_inv_cl(bcl_context *ctx, int n, int p, size_t batch, cl_mem A,
+                               size_t offA, cl_mem B, size_t offB, cl_mem Hinv, size_t offHinv,
+                               cl_mem info, size_t offInfo, cl_uint num_wait,
+                               const cl_event *wait_list, cl_event *event);
+
+/* Whether this build has method 1 of bcl_xpcyclic_inv (clBLAST and LAPACK were found). After a
+ * call, bcl_last_kernel(ctx) says which method ran, j_F and the performance model's constants. */
+int bcl_pcyclic_has_clblast(void);
 
 /* Largest n the LDL^T routines accept on this context's device for the given precision. */
 int bcl_ldlt_max_n(const bcl_context *ctx, int double_precision);
@@ -269,6 +369,46 @@ bcl_status bcl_dptsv_cl(bcl_context *ctx, int n, int nrhs, size_t batch, bcl_lay
 
 /* Largest m the tridiagonal routines accept on this context's device. */
 int bcl_gtsv_max_m(const bcl_context *ctx, int double_precision);
+
+/* ---- symmetric eigenproblems --------------------------------------------------------------- */
+
+/*
+ * Householder tridiagonalization A_k = Q_k T_k Q_k^T (only the lower triangle of A is read):
+ * Q (n*n per problem) explicitly, T = tridiag(e, d, e) with d n values and e n-1 per problem.
+ */
+bcl_status bcl_ssytrd(bcl_context *ctx, int n, size_t batch, const float *A, float *Q, float *d,
+                      float *e);
+bcl_status bcl_dsytrd(bcl_context *ctx, int n, size_t batch, const double *A, double *Q, double *d,
+                      double *e);
+
+/*
+ * Symmetric tridiagonal eigenproblems by divide and conquer: on return d holds the eigenvalues in
+ * ascending order and Z (n*n per problem) the eigenvectors as columns. info[k] = 1 when the data
+ * were not finite.
+ */
+bcl_status bcl_sstedc(bcl_context *ctx, int n, size_t batch, float *d, const float *e, float *Z,
+                      int *info);
+bcl_status bcl_dstedc(bcl_context *ctx, int n, size_t batch, double *d, const double *e, double *Z,
+                      int *info);
+
+/* A_k = V_k diag(W_k) V_k^T: eigenvalues W ascending (n per problem), eigenvectors V as columns. */
+bcl_status bcl_ssyevd(bcl_context *ctx, int n, size_t batch, const float *A, float *W, float *V,
+                      int *info);
+bcl_status bcl_dsyevd(bcl_context *ctx, int n, size_t batch, const double *A, double *W, double *V,
+                      int *info);
+
+/* Device-buffer twins (contiguous or interleaved layout, as the other _cl routines). */
+bcl_status bcl_ssyevd_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout, cl_mem A,
+                         size_t offA, cl_mem W, size_t offW, cl_mem V, size_t offV, cl_mem info,
+                         size_t offInfo, cl_uint num_wait, const cl_event *wait_list,
+                         cl_event *event);
+bcl_status bcl_dsyevd_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout, cl_mem A,
+                         size_t offA, cl_mem W, size_t offW, cl_mem V, size_t offV, cl_mem info,
+                         size_t offInfo, cl_uint num_wait, const cl_event *wait_list,
+                         cl_event *event);
+
+/* Largest n the eigen routines (sytrd, stedc, syevd, BCL_EIGEN, BCL_AUTO) accept on this device. */
+int bcl_syevd_max_n(const bcl_context *ctx, int double_precision);
 
 #ifdef __cplusplus
 }

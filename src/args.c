@@ -65,3 +65,12 @@ bcl_status bcl_summarize_info(bcl_context *ctx, const char *fn, const char *what
                     fn, failed, batch, what, first, info[first]);
 }
 
+size_t bcl_count_failures(const int *info, size_t batch, size_t *first)
+{
+    size_t failed = 0;
+    *first = 0;
+    for (size_t k = 0; k < batch; ++k)
+        if (info[k] != 0 && failed++ == 0)
+            *first = k;
+    return failed;
+}

@@ -493,6 +493,10 @@ bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params)
     if (ppw != 0 && ppw != 1 && ppw != 2 && ppw != 4 && ppw != 8 && ppw != 16)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
                         "bcl_set_params: problems_per_work_item = %d is not 0, 1, 2, 4, 8 or 16", ppw);
+    if (params->pcyclic_method < 0 || params->pcyclic_method > 2 || params->pcyclic_cv_columns < -1)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "bcl_set_params: pcyclic_method takes 0, 1 or 2 and pcyclic_cv_columns -1 "
+                        "or more");
     ctx->forced = *params;
     return BCL_SUCCESS;
 }
@@ -564,3 +568,4 @@ int bcl_overlaps(const void *a, size_t alen, const void *b, size_t blen)
         return 0;
     return a0 < b0 + blen && b0 < a0 + alen;
 }
+

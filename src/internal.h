@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define BCL_MAX_QUEUES 4
-#define BCL_MAX_STREAMS 6
+#define BCL_MAX_STREAMS 10
 
 /* ---- context ---- */
 
@@ -36,11 +36,11 @@ typedef struct bcl_pinned {
 
 /* Device and pinned staging buffers of one pipeline slot, kept between calls. */
 typedef struct {
-    cl_mem dev[BCL_MAX_STREAMS];
-    size_t dev_bytes[BCL_MAX_STREAMS];
-    cl_mem pin[BCL_MAX_STREAMS];
-    void *pin_ptr[BCL_MAX_STREAMS];
-    size_t pin_bytes[BCL_MAX_STREAMS];
+    cl_mem dev[3 * BCL_MAX_STREAMS]; /* inputs, outputs, scratch */
+    size_t dev_bytes[3 * BCL_MAX_STREAMS];
+    cl_mem pin[3 * BCL_MAX_STREAMS];
+    void *pin_ptr[3 * BCL_MAX_STREAMS];
+    size_t pin_bytes[3 * BCL_MAX_STREAMS];
 } bcl_slot;
 
 struct bcl_context {
@@ -62,6 +62,14 @@ struct bcl_context {
     int staging;        /* stage pageable host memory through pinned buffers */
     int zero_copy;      /* wrap host arrays instead of copying (devices sharing host memory) */
     char last_kernel[512];
+    /* block p-cyclic inversion: the performance model's constants measured on this context */
+    struct bcl_pcyclic_model {
+        int n, dbl;
+        double host_step_s;  /* one host panel step of the factorization */
+        double dev_flops;    /* clBLAST GEMM rate on the column-version shapes */
+        double dev_launch_s; /* fixed cost of one GEMM call */
+    } pcyclic_model[8];
+    int pcyclic_models;
 };
 
 /* Record an explanation for ctx (or for the thread when ctx is NULL) and return status. */
@@ -87,6 +95,8 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 typedef enum {
     BCL_ROUTINE_LDLT = 0,
     BCL_ROUTINE_TRIDIAG,
+    BCL_ROUTINE_SYTRD,
+    BCL_ROUTINE_PCYCLIC,
     BCL_ROUTINE_COUNT
 } bcl_routine;
 
@@ -107,16 +117,18 @@ typedef struct {
     int alias_of; /* index of the input stream at the same address, or -1 */
 } bcl_stream_out;
 
-/* Enqueue the computation of `count` problems on q; in[i] and out[i] hold the chunk's arrays from
- * offset 0. *done receives the event of the last command. */
+/* Enqueue the computation of problems first .. first+count-1 on q; in[i], out[i] and scratch[i]
+ * hold the chunk's arrays from offset 0 (scratch: device-only work arrays). *done receives the
+ * event of the last command. */
 typedef bcl_status (*bcl_enqueue_fn)(bcl_context *ctx, void *user, cl_command_queue q,
-                                     const cl_mem *in, const cl_mem *out, size_t count,
-                                     cl_event *done);
+                                     const cl_mem *in, const cl_mem *out, const cl_mem *scratch,
+                                     size_t first, size_t count, cl_event *done);
 
 typedef struct {
-    int n_in, n_out;
+    int n_in, n_out, n_scratch;
     bcl_stream_in in[BCL_MAX_STREAMS];
     bcl_stream_out out[BCL_MAX_STREAMS];
+    size_t scratch[BCL_MAX_STREAMS]; /* bytes per problem of device-only work arrays */
     size_t batch;
     size_t chunk;   /* problems per chunk; 0 = from device memory */
     int queues;     /* 0 = all of the context's */
@@ -149,6 +161,30 @@ bcl_status bcl_empty_call(bcl_context *ctx, cl_uint num_wait, const cl_event *wa
 /* BCL_NUMERICAL_FAILURE with a message when some info[k] != 0 (`what` says what failed). */
 bcl_status bcl_summarize_info(bcl_context *ctx, const char *fn, const char *what, const int *info,
                               size_t batch);
+
+/* Symmetric tridiagonal solve (ptsv) of `count` systems on device buffers, enqueued on q, no wait
+ * list (src/tridiag.c); for the solves built on it. */
+bcl_status bcl_ptsv_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn, int dbl, int n,
+                            int nrhs, size_t count, bcl_layout layout, size_t stride, cl_mem d,
+                            cl_mem e, cl_mem B, size_t offB, cl_mem info, size_t offInfo);
+
+/* sysv with the Householder / eigen methods from host pointers (src/symeig.c); residual and path
+ * may be NULL. Arguments are checked by the caller. */
+bcl_status bcl_symeig_sysv(bcl_context *ctx, const char *fn, int dbl, bcl_method method, int n,
+                           int nrhs, size_t batch, const void *A, const void *B, void *X,
+                           int *info, void *residual, int *path);
+/* The same on device buffers (checked by the caller). */
+bcl_status bcl_symeig_sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_method method, int n,
+                              int nrhs, size_t batch, bcl_layout layout, cl_mem A, size_t offA,
+                              cl_mem B, size_t offB, cl_mem X, size_t offX, cl_mem info,
+                              size_t offInfo, cl_uint num_wait, const cl_event *wait,
+                              cl_event *event);
+/* Scaled residuals of solutions X of symmetric systems from host pointers (src/symeig.c). */
+bcl_status bcl_residual_host(bcl_context *ctx, const char *fn, int dbl, int n, int nrhs,
+                             size_t batch, const void *A, const void *B, const void *X,
+                             void *residual);
+/* How many info[k] != 0, and the first such k. */
+size_t bcl_count_failures(const int *info, size_t batch, size_t *first);
 
 /* Release cached slot buffers etc. */
 void bcl_pipeline_release(bcl_context *ctx);

@@ -270,8 +270,11 @@ typedef struct {
 
 /* Streams: inputs A or LD, then B; outputs X, LD, info in this order when present. */
 static bcl_status host_enqueue(bcl_context *ctx, void *user, cl_command_queue q, const cl_mem *in,
-                               const cl_mem *out, size_t count, cl_event *done)
+                               const cl_mem *out, const cl_mem *scratch, size_t first,
+                               size_t count, cl_event *done)
 {
+    (void)scratch;
+    (void)first;
     const host_job *j = user;
     int i = 0, o = 0;
     cl_mem A = NULL, B = NULL, X = NULL, LD = NULL, info = NULL;
@@ -324,16 +327,10 @@ static bcl_status check_method(const bcl_context *ctx, const char *fn, bcl_metho
 {
     switch (method) {
     case BCL_LDLT:
-        return BCL_SUCCESS;
     case BCL_AUTO:
     case BCL_HOUSEHOLDER_PCR:
     case BCL_EIGEN:
-        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED,
-                        "%s: method %d (%s) is not available in this build; use BCL_LDLT", fn,
-                        (int)method,
-                        method == BCL_AUTO ? "BCL_AUTO"
-                        : method == BCL_EIGEN ? "BCL_EIGEN"
-                                              : "BCL_HOUSEHOLDER_PCR");
+        return BCL_SUCCESS;
     }
     return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument 2 (method = %d) is not a bcl_method",
                     fn, (int)method);
@@ -408,7 +405,8 @@ static bcl_status ldlt_host(bcl_context *ctx, const char *fn, int dbl, int mode,
 }
 
 static bcl_status sysv(bcl_context *ctx, const char *fn, int dbl, bcl_method method, int n,
-                       int nrhs, size_t batch, const void *A, const void *B, void *X, int *info)
+                       int nrhs, size_t batch, const void *A, const void *B, void *X, int *info,
+                       void *residual, int *path)
 {
     if (!ctx)
         return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "%s: argument 1 (ctx) is NULL", fn);
@@ -422,20 +420,54 @@ static bcl_status sysv(bcl_context *ctx, const char *fn, int dbl, bcl_method met
     if (!A || !B || !X || !info)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is NULL", fn,
                         !A ? 6 : !B ? 7 : !X ? 8 : 9, !A ? "A" : !B ? "B" : !X ? "X" : "info");
-    return ldlt_host(ctx, fn, dbl, LDLT_FACTOR | LDLT_SOLVE, n, nrhs, batch, A, NULL, B, X, NULL,
-                     info);
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const size_t xb = batch * (size_t)n * (size_t)nrhs * es;
+    if (bcl_overlaps(residual, batch * es, X, xb) || bcl_overlaps(residual, batch * es, info, batch * sizeof(int)) ||
+        bcl_overlaps(path, batch * sizeof(int), X, xb) || bcl_overlaps(path, batch * sizeof(int), info, batch * sizeof(int)) ||
+        bcl_overlaps(residual, batch * es, path, batch * sizeof(int)))
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: residual or path overlaps another output", fn);
+    if (method != BCL_LDLT)
+        return bcl_symeig_sysv(ctx, fn, dbl, method, n, nrhs, batch, A, B, X, info, residual, path);
+    s = ldlt_host(ctx, fn, dbl, LDLT_FACTOR | LDLT_SOLVE, n, nrhs, batch, A, NULL, B, X,
+                             NULL, info);
+    if (path)
+        for (size_t k = 0; k < batch; ++k)
+            path[k] = BCL_LDLT;
+    if (residual && (s == BCL_SUCCESS || s == BCL_NUMERICAL_FAILURE)) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", bcl_last_error(ctx));
+        bcl_status r = bcl_residual_host(ctx, fn, dbl, n, nrhs, batch, A, B, X, residual);
+        if (r != BCL_SUCCESS)
+            return r;
+        bcl_fail(ctx, s, "%s", msg); /* keep the solve's explanation */
+    }
+    return s;
 }
 
 bcl_status bcl_ssysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
                      const float *A, const float *B, float *X, int *info)
 {
-    return sysv(ctx, "bcl_ssysv", 0, method, n, nrhs, batch, A, B, X, info);
+    return sysv(ctx, "bcl_ssysv", 0, method, n, nrhs, batch, A, B, X, info, NULL, NULL);
+}
+
+bcl_status bcl_ssysvx(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                      const float *A, const float *B, float *X, int *info, float *residual,
+                      int *path)
+{
+    return sysv(ctx, "bcl_ssysvx", 0, method, n, nrhs, batch, A, B, X, info, residual, path);
 }
 
 bcl_status bcl_dsysv(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
                      const double *A, const double *B, double *X, int *info)
 {
-    return sysv(ctx, "bcl_dsysv", 1, method, n, nrhs, batch, A, B, X, info);
+    return sysv(ctx, "bcl_dsysv", 1, method, n, nrhs, batch, A, B, X, info, NULL, NULL);
+}
+
+bcl_status bcl_dsysvx(bcl_context *ctx, bcl_method method, int n, int nrhs, size_t batch,
+                      const double *A, const double *B, double *X, int *info, double *residual,
+                      int *path)
+{
+    return sysv(ctx, "bcl_dsysvx", 1, method, n, nrhs, batch, A, B, X, info, residual, path);
 }
 
 static bcl_status sytrf(bcl_context *ctx, const char *fn, int dbl, int n, size_t batch,
@@ -556,6 +588,9 @@ static bcl_status sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_method 
                      fn);
     if (s != BCL_SUCCESS)
         return s;
+    if (method != BCL_LDLT)
+        return bcl_symeig_sysv_cl(ctx, fn, dbl, method, n, nrhs, batch, layout, A, offA, B, offB,
+                                  X, offX, info, offInfo, num_wait, wait, event);
     return ldlt_device(ctx, fn, dbl, LDLT_FACTOR | LDLT_SOLVE, n, nrhs, batch, layout, A, offA, NULL,
                        0, B, offB, X, offX, info, offInfo, num_wait, wait, event);
 }

@@ -42,7 +42,7 @@ static const bcl_pinned *find_pinned(const bcl_context *ctx, const void *p, size
 
 static void release_slot(bcl_context *ctx, bcl_slot *s)
 {
-    for (int i = 0; i < BCL_MAX_STREAMS; ++i) {
+    for (int i = 0; i < 3 * BCL_MAX_STREAMS; ++i) {
         if (s->dev[i])
             clReleaseMemObject(s->dev[i]);
         if (s->pin[i]) {
@@ -124,6 +124,8 @@ static bcl_status run_unified(bcl_context *ctx, const bcl_job *job, size_t chunk
                                    (char *)job->in[i].host + first * job->in[i].bytes, &err);
         }
         for (int o = 0; o < job->n_out && err == CL_SUCCESS; ++o) {
+            if (job->out[o].bytes == 0)
+                continue; /* an empty array: no buffer */
             if (job->out[o].alias_of >= 0) {
                 out[o] = in[job->out[o].alias_of];
                 clRetainMemObject(out[o]);
@@ -135,11 +137,20 @@ static bcl_status run_unified(bcl_context *ctx, const bcl_job *job, size_t chunk
         }
         if (err != CL_SUCCESS)
             status = bcl_cl_fail(ctx, err, "wrapping host arrays (CL_MEM_USE_HOST_PTR)");
+        cl_mem scratch[BCL_MAX_STREAMS] = {0};
+        bcl_slot *sl = &ctx->slot[0];
+        for (int i = 0; i < job->n_scratch && status == BCL_SUCCESS; ++i)
+            if (job->scratch[i]) {
+                status = slot_buffer(ctx, sl, 2 * BCL_MAX_STREAMS + i, chunk * job->scratch[i], 0, 0);
+                scratch[i] = sl->dev[2 * BCL_MAX_STREAMS + i];
+            }
         cl_event done = NULL;
         if (status == BCL_SUCCESS)
-            status = job->enqueue(ctx, job->user, ctx->queue[0], in, out, count, &done);
+            status = job->enqueue(ctx, job->user, ctx->queue[0], in, out, scratch, first, count, &done);
         /* mapping makes the results visible in the host arrays */
         for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
+            if (!out[o])
+                continue;
             void *p = clEnqueueMapBuffer(ctx->queue[0], out[o], CL_TRUE, CL_MAP_READ, 0,
                                          count * job->out[o].bytes, 0, NULL, NULL, &err);
             if (err != CL_SUCCESS)
@@ -220,6 +231,10 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
         for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
             const size_t len = count * job->out[o].bytes;
             void *dst = (char *)job->out[o].host + first * job->out[o].bytes;
+            if (len == 0) { /* an empty array: no buffer, nothing to read */
+                f->staged_out[o] = 0;
+                continue;
+            }
             f->staged_out[o] = ctx->staging && !find_pinned(ctx, dst, len);
             /* an in-place output is its input's device buffer (only a staging buffer of its own) */
             const int alias = job->out[o].alias_of;
@@ -227,19 +242,32 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
                                  f->staged_out[o] ? chunk * job->out[o].bytes : 0, f->staged_out[o]);
             out[o] = alias >= 0 ? in[alias] : s->dev[job->n_in + o];
         }
+        cl_mem scratch[BCL_MAX_STREAMS] = {0};
+        for (int i = 0; i < job->n_scratch && status == BCL_SUCCESS; ++i)
+            if (job->scratch[i]) {
+                status = slot_buffer(ctx, s, 2 * BCL_MAX_STREAMS + i, chunk * job->scratch[i], 0, 0);
+                scratch[i] = s->dev[2 * BCL_MAX_STREAMS + i];
+            }
         cl_event kernel_done = NULL;
         if (status == BCL_SUCCESS)
-            status = job->enqueue(ctx, job->user, q, in, out, count, &kernel_done);
+            status = job->enqueue(ctx, job->user, q, in, out, scratch, first, count, &kernel_done);
         if (kernel_done)
             clReleaseEvent(kernel_done);
         for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
             const size_t len = count * job->out[o].bytes;
             void *dst = f->staged_out[o] ? s->pin_ptr[job->n_in + o]
                                          : (char *)job->out[o].host + first * job->out[o].bytes;
-            cl_int err = clEnqueueReadBuffer(q, out[o], CL_FALSE, 0, len, dst, 0, NULL,
-                                             o == job->n_out - 1 ? &f->done : NULL);
+            if (len == 0)
+                continue;
+            cl_int err = clEnqueueReadBuffer(q, out[o], CL_FALSE, 0, len, dst, 0, NULL, NULL);
             if (err != CL_SUCCESS)
                 status = bcl_cl_fail(ctx, err, "clEnqueueReadBuffer of a chunk");
+        }
+        /* the slot's chunk is done when everything enqueued on its queue is */
+        if (status == BCL_SUCCESS) {
+            cl_int err = clEnqueueMarkerWithWaitList(q, 0, NULL, &f->done);
+            if (err != CL_SUCCESS)
+                status = bcl_cl_fail(ctx, err, "clEnqueueMarkerWithWaitList");
         }
         f->first = first;
         f->count = count;
@@ -266,6 +294,10 @@ bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job)
     for (int o = 0; o < job->n_out; ++o) {
         per += job->out[o].bytes;
         largest = job->out[o].bytes > largest ? job->out[o].bytes : largest;
+    }
+    for (int i = 0; i < job->n_scratch; ++i) {
+        per += job->scratch[i];
+        largest = job->scratch[i] > largest ? job->scratch[i] : largest;
     }
     const int unified = ctx->zero_copy;
     int slots = job->queues > 0 ? job->queues : ctx->nqueues;

@@ -292,8 +292,11 @@ static bcl_status check_supported(const bcl_context *ctx, const char *fn, int m,
 /* ---- host pointers ---- */
 
 static bcl_status host_enqueue(bcl_context *ctx, void *user, cl_command_queue q, const cl_mem *in,
-                               const cl_mem *out, size_t count, cl_event *done)
+                               const cl_mem *out, const cl_mem *scratch, size_t first,
+                               size_t count, cl_event *done)
 {
+    (void)scratch;
+    (void)first;
     const tridiag_call *c = user;
     /* inputs: sub, diagonal, super (gtsv) or diagonal, e (ptsv), then B; outputs: B, info */
     cl_mem L, D, U;
@@ -493,4 +496,20 @@ bcl_status bcl_dptsv_cl(bcl_context *ctx, int n, int nrhs, size_t batch, bcl_lay
 {
     return tridiag_device(ctx, "bcl_dptsv_cl", 1, 1, n, nrhs, batch, layout, e, offe, d, offd, e,
                           offe, B, offB, info, offInfo, num_wait, wait_list, event);
+}
+
+bcl_status bcl_ptsv_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn, int dbl, int n,
+                            int nrhs, size_t count, bcl_layout layout, size_t stride, cl_mem d,
+                            cl_mem e, cl_mem B, size_t offB, cl_mem info, size_t offInfo)
+{
+    bcl_status s = check_supported(ctx, fn, n, dbl);
+    tridiag_plan plan;
+    if (s == BCL_SUCCESS)
+        s = make_plan(ctx, fn, dbl, 1, n, layout, 0, &plan);
+    if (s != BCL_SUCCESS)
+        return s;
+    tridiag_call call = {&plan, n, nrhs, 1};
+    /* the Householder output keeps e in an n-long array per problem: d and e share a shape */
+    return enqueue_tridiag(ctx, &call, q, layout, count, stride, e, 0, d, 0, e, 0, B, offB, info,
+                           offInfo, 0, NULL, NULL);
 }

@@ -54,6 +54,20 @@ static void tridiag_heuristic(const bcl_device_info *dev, int dbl, int m, bcl_pa
     p->unroll = 1;
 }
 
+/* Householder and the eigen routines: on CPUs one matrix per work-item in vector lanes; on GPUs
+ * the collaborative version (a work-item per row). */
+static void sytrd_heuristic(const bcl_device_info *dev, int dbl, bcl_params *p)
+{
+    if (!dev->is_gpu) {
+        cl_uint width = dbl ? dev->vector_width_double : dev->vector_width_float;
+        p->mapping = BCL_MAPPING_SIMD;
+        p->problems_per_work_item = width >= 8 ? 8 : width >= 4 ? 4 : width >= 2 ? 2 : 1;
+        p->problems_per_group = 2 * p->problems_per_work_item;
+        return;
+    }
+    p->mapping = BCL_MAPPING_COLLABORATIVE;
+}
+
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
                        bcl_params *out)
 {
@@ -65,6 +79,10 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
     case BCL_ROUTINE_TRIDIAG:
         tridiag_heuristic(&ctx->dev, dbl, n, out);
         break;
+    case BCL_ROUTINE_SYTRD:
+        sytrd_heuristic(&ctx->dev, dbl, out);
+        break;
+    case BCL_ROUTINE_PCYCLIC: /* the driver decides from n, p and the batch (src/pcyclic.c) */
     case BCL_ROUTINE_COUNT:
         break;
     }
@@ -85,10 +103,18 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
         out->unroll = f->unroll;
     if (f->rows_per_work_item)
         out->rows_per_work_item = f->rows_per_work_item;
+    if (f->eigen_threshold > 0)
+        out->eigen_threshold = f->eigen_threshold;
+    if (f->auto_residual > 0)
+        out->auto_residual = f->auto_residual;
     if (f->problems_per_work_item)
         out->problems_per_work_item = f->problems_per_work_item;
     if (f->chunk_problems)
         out->chunk_problems = f->chunk_problems;
     if (f->queues)
         out->queues = f->queues;
+    if (f->pcyclic_method)
+        out->pcyclic_method = f->pcyclic_method;
+    if (f->pcyclic_cv_columns)
+        out->pcyclic_cv_columns = f->pcyclic_cv_columns;
 }

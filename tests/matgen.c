@@ -155,3 +155,97 @@ int mg_spd_cond(int n, double cond, mg_rng *r, double *A)
     free(lambda);
     return info;
 }
+
+int mg_hubbard_expk(int nx, int ny, double t, double dtau, double *expK)
+{
+    const int n = nx * ny;
+    double *K = calloc((size_t)n * n, sizeof *K), *w = malloc(sizeof *w * (size_t)n);
+    if (!K || !w) {
+        free(K);
+        free(w);
+        return -1;
+    }
+    for (int y = 0; y < ny; ++y)
+        for (int x = 0; x < nx; ++x) {
+            const int i = x + nx * y, right = (x + 1) % nx + nx * y, up = x + nx * ((y + 1) % ny);
+            if (nx > 1) {
+                K[(size_t)i * n + right] -= t;
+                K[(size_t)right * n + i] -= t;
+            }
+            if (ny > 1) {
+                K[(size_t)i * n + up] -= t;
+                K[(size_t)up * n + i] -= t;
+            }
+        }
+    int info = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'U', n, K, n, w);
+    if (info == 0) /* e^{-dtau K} = V diag(e^{-dtau w}) V^T */
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i) {
+                double s = 0;
+                for (int k = 0; k < n; ++k)
+                    s += K[(size_t)k * n + i] * exp(-dtau * w[k]) * K[(size_t)k * n + j];
+                expK[(size_t)j * n + i] = s;
+            }
+    free(K);
+    free(w);
+    return info;
+}
+
+void mg_hubbard_slice(int n, const double *expK, double lambda, const int *s, double *Bl)
+{
+    for (int j = 0; j < n; ++j) {
+        const double v = exp(lambda * s[j]);
+        for (int i = 0; i < n; ++i)
+            Bl[(size_t)j * n + i] = expK[(size_t)j * n + i] * v;
+    }
+}
+
+int mg_pcyclic(int kind, int n, int p, double cond, mg_rng *r, double *A, double *B)
+{
+    const size_t nn = (size_t)n * n;
+    int info = 0;
+    if (kind == 1) {
+        const double dtau = 0.125, U = 4;
+        const double lambda = acosh(exp(0.5 * U * dtau));
+        double *expK = malloc(sizeof *expK * nn);
+        int *s = malloc(sizeof *s * (size_t)n);
+        info = expK && s ? mg_hubbard_expk(n, 1, 1.0, dtau, expK) : -1;
+        for (int l = 0; l < p && info == 0; ++l) {
+            for (int i = 0; i < n; ++i)
+                s[i] = mg_uniform(r) < 0.5 ? -1 : 1;
+            mg_hubbard_slice(n, expK, lambda, s, B + l * nn);
+            for (size_t e = 0; e < nn; ++e) {
+                A[l * nn + e] = e % (size_t)(n + 1) == 0 ? 1.0 : 0.0;
+                if (l + 1 < p)
+                    B[l * nn + e] = -B[l * nn + e];
+            }
+        }
+        free(expK);
+        free(s);
+        return info;
+    }
+    const double scale = 1.0 / sqrt((double)n);
+    for (size_t e = 0; e < (size_t)p * nn; ++e) {
+        A[e] = scale * mg_normal(r);
+        B[e] = scale * mg_normal(r) * (kind == 2 ? 0.5 : 1.0);
+    }
+    if (kind == 2) { /* A_i = U diag(sigma) V^T */
+        double *U = malloc(sizeof *U * nn), *V = malloc(sizeof *V * nn);
+        for (int l = 0; l < p && info == 0; ++l) {
+            info = mg_orthogonal(n, r, U);
+            if (info == 0)
+                info = mg_orthogonal(n, r, V);
+            for (int j = 0; j < n && info == 0; ++j)
+                for (int i = 0; i < n; ++i) {
+                    double s = 0;
+                    for (int k = 0; k < n; ++k)
+                        s += U[(size_t)k * n + i] * (n > 1 ? pow(cond, -(double)k / (n - 1)) : 1.0) *
+                             V[(size_t)k * n + j];
+                    A[l * nn + (size_t)j * n + i] = s;
+                }
+        }
+        free(U);
+        free(V);
+    }
+    return info;
+}

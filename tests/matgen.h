@@ -30,4 +30,20 @@ int mg_spd_cond(int n, double cond, mg_rng *r, double *A);
 /* Random right-hand sides, uniform in [-1, 1). */
 void mg_vector(int len, mg_rng *r, double *b);
 
+/* ---- block p-cyclic matrices (bcl_xpcyclic_inv's blocks: A p diagonal blocks, B p blocks with
+ * B_p the top-right corner; all n*n column-major) ---- */
+
+/* e^{-dtau K} for the hopping matrix K = -t * (nearest neighbours) of an nx x ny periodic
+ * lattice (n = nx*ny sites, site x + nx*y), by the eigendecomposition of K. */
+int mg_hubbard_expk(int nx, int ny, double t, double dtau, double *expK);
+
+/* B = e^{-dtau K} e^{V}, V = diag(lambda * s_i), s_i = +-1 (one time slice, one spin). */
+void mg_hubbard_slice(int n, const double *expK, double lambda, const int *s, double *Bl);
+
+/* kind 0: Gaussian blocks (entries N(0,1)/sqrt(n)); kind 1: determinant QMC on a ring of n sites
+ * (t = 1, U = 4, dtau = 0.125, random Hubbard-Stratonovich field: A_i = I, B_i = -B_i for i < p,
+ * B_p = +B_L); kind 2: ill-conditioned diagonal blocks with singular values from 1 down to 1/cond,
+ * Gaussian B_i scaled by 1/2. */
+int mg_pcyclic(int kind, int n, int p, double cond, mg_rng *r, double *A, double *B);
+
 #endif

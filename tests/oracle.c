@@ -4,6 +4,12 @@
 #include <lapacke.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Fortran BLAS (OpenBLAS) */
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
+            const double *beta, double *c, const int *ldc);
 
 double oracle_eps(int dbl)
 {
@@ -131,4 +137,91 @@ double oracle_forward_error(int n, int nrhs, int dbl, const void *X, const doubl
         worst = worst_of(worst, rmax > 0 ? dmax / rmax : dmax);
     }
     return worst;
+}
+
+void oracle_pcyclic_assemble(int n, int p, const double *A, const double *B, double *H)
+{
+    const size_t N = (size_t)n * p, nn = (size_t)n * n;
+    memset(H, 0, sizeof *H * N * N);
+    for (int i = 0; i < p; ++i)
+        for (int c = 0; c < n; ++c)
+            for (int r = 0; r < n; ++r) {
+                const size_t e = (size_t)c * n + r;
+                H[((size_t)i * n + c) * N + (size_t)i * n + r] += A[i * nn + e];
+                /* B_i (0-based i < p-1) below the diagonal at block (i+1, i); B_p-1 at (0, p-1) */
+                const size_t row = i + 1 < p ? (size_t)(i + 1) * n : 0;
+                const size_t col = i + 1 < p ? (size_t)i * n : (size_t)(p - 1) * n;
+                H[(col + c) * N + row + r] += B[i * nn + e];
+            }
+}
+
+double oracle_norm1(size_t N, const double *M)
+{
+    double norm = 0;
+    for (size_t c = 0; c < N; ++c) {
+        double s = 0;
+        for (size_t r = 0; r < N; ++r)
+            s += fabs(M[c * N + r]);
+        norm = worst_of(norm, s);
+    }
+    return norm;
+}
+
+double oracle_pcyclic_residual(int n, int p, const double *A, const double *B, int dbl,
+                               const void *X)
+{
+    const size_t N = (size_t)n * p, nn = (size_t)n * n;
+    double *Xd = malloc(sizeof *Xd * N * N), *R = calloc(N * N, sizeof *R),
+           *H = malloc(sizeof *H * N * N);
+    for (size_t i = 0; i < N * N; ++i)
+        Xd[i] = oracle_get(X, dbl, i);
+    /* block row i of H X: A_i X_i,: + B_i-1 X_i-1,: (i > 0) or B_p-1 X_p-1,: (i = 0) */
+    const int ni = n, Ni = (int)N;
+    const double one = 1;
+    for (int i = 0; i < p; ++i) {
+        const int j = i > 0 ? i - 1 : p - 1;
+        double *Ri = R + (size_t)i * n;
+        dgemm_("N", "N", &ni, &Ni, &ni, &one, A + i * nn, &ni, Xd + (size_t)i * n, &Ni, &one, Ri, &Ni);
+        dgemm_("N", "N", &ni, &Ni, &ni, &one, B + j * nn, &ni, Xd + (size_t)j * n, &Ni, &one, Ri, &Ni);
+    }
+    for (size_t i = 0; i < N; ++i)
+        R[i * N + i] -= 1;
+    oracle_pcyclic_assemble(n, p, A, B, H);
+    const double res = oracle_norm1(N, R) / ((double)N * oracle_eps(dbl) * oracle_norm1(N, H) *
+                                             oracle_norm1(N, Xd));
+    free(Xd);
+    free(R);
+    free(H);
+    return isnan(res) ? INFINITY : res;
+}
+
+int oracle_getri(int N, double *H)
+{
+    int *ipiv = malloc(sizeof *ipiv * (size_t)(N > 0 ? N : 1));
+    int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, N, N, H, N, ipiv);
+    if (info == 0) {
+        double query = 0;
+        LAPACKE_dgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, &query, -1);
+        const int lwork = (int)query > N ? (int)query : N;
+        double *work = malloc(sizeof *work * (size_t)lwork);
+        info = LAPACKE_dgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, work, lwork);
+        free(work);
+    }
+    free(ipiv);
+    return info;
+}
+
+double oracle_rel_diff(size_t rows, size_t cols, int dbl, const void *X, const double *Xref)
+{
+    double dnorm = 0, rnorm = 0;
+    for (size_t c = 0; c < cols; ++c) {
+        double d = 0, r = 0;
+        for (size_t i = 0; i < rows; ++i) {
+            d += fabs(oracle_get(X, dbl, c * rows + i) - Xref[c * rows + i]);
+            r += fabs(Xref[c * rows + i]);
+        }
+        dnorm = worst_of(dnorm, d);
+        rnorm = worst_of(rnorm, r);
+    }
+    return rnorm > 0 ? dnorm / rnorm : dnorm;
 }

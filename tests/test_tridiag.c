@@ -303,7 +303,7 @@ static void test_ill_conditioned(void **state)
                 const size_t batch = 4, mm = m, es = dbl ? 8 : 4;
                 tri_set t = make_set(2, m, 1, batch, 3u + m);
                 void *dl = convert(t.dl, batch * mm, dbl), *d = convert(t.d, batch * mm, dbl),
-                     *du = convert(t.du, batch * mm, dbl), *e = convert(t.e, batch * (mm - 1 + 1), dbl),
+                     *du = convert(t.du, batch * mm, dbl), *e = convert(t.e, batch * (mm > 1 ? mm - 1 : 1), dbl),
                      *b = convert(t.B, batch * mm, dbl), *x = convert(t.B, batch * mm, dbl);
                 int info[4];
                 apply(ctx, &variants[v], dbl);

@@ -14,6 +14,12 @@ bcl_context *tu_context(void)
     return ctx;
 }
 
+int tu_quick(void)
+{
+    const char *q = getenv("BATCHCL_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
 void tu_spd_batch(int kind, double cond, int n, int nrhs, size_t batch, int dbl, uint64_t seed,
                   void *A, void *B)
 {

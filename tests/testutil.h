@@ -15,6 +15,11 @@
 /* The device the tests run on: $BATCHCL_TEST_DEVICE, else the library's default choice. */
 bcl_context *tu_context(void);
 
+/* Nonzero when BATCHCL_TEST_QUICK is set (and not "0"): the sanitizer pass of the CI sets it, and
+ * the size grids shrink to a representative subset (every code path, fewer sizes), since the same
+ * grids run in full in the release pass. */
+int tu_quick(void);
+
 /* Assert a call's status, printing the library's explanation when it differs. */
 #define TU_STATUS(ctx, expected, call)                                                           \
     do {                                                                                         \

@@ -1,0 +1,1049 @@
+/* Block p-cyclic inversion (BSOFI; Gogolenko, Bai & Scalettar:
+ * block-p-cyclic-inversion-bsofi-gogolenko-bai-scalettar.txt): argument checks, the choice of
+ * method, the host-panel / clBLAST-GEMM method (1) and the batched local-memory kernels (2,
+ * cl/pcyclic.cl). Block indices are 0-based here: block (r, c) of H^-1 starts at element
+ * c*n*N + r*n of the column-major N x N array. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef BCL_HAVE_CLBLAST
+#include <clblast_c.h>
+#include <lapacke.h>
+/* Fortran BLAS (OpenBLAS): the host side of the panels */
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
+            const double *beta, double *c, const int *ldc);
+#endif
+
+/* the batched kernels' limits (cl/pcyclic.cl) */
+#define SMALL_NMAX 32
+#define SMALL_PMAX 64
+#define SMALL_GROUP 64
+
+int bcl_pcyclic_has_clblast(void)
+{
+#ifdef BCL_HAVE_CLBLAST
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/* ---- argument checks ---- */
+
+static bcl_status check_sizes(const bcl_context *ctx, const char *fn, int n, int p, size_t batch,
+                              int dbl)
+{
+    if (n < 0)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument 2 (n = %d) must be >= 0", fn, n);
+    if (p < 0)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument 3 (p = %d) must be >= 0", fn, p);
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const double N = (double)n * (double)p;
+    if (N * N * (double)es * (double)batch > (double)((size_t)-1 / 2))
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "%s: batch = %zu inverses of order %.0f overflow the address space", fn,
+                        batch, N);
+    return BCL_SUCCESS;
+}
+
+/* Method for this call: the forced one, else the batched kernels for small blocks when there is
+ * more than one problem (or no clBLAST), else host panels + clBLAST. */
+static bcl_status choose_method(const bcl_context *ctx, const char *fn, int n, int p, size_t batch,
+                                int dbl, int *method)
+{
+    if (dbl && !ctx->dev.has_fp64)
+        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED, "%s: device %s has no double precision", fn,
+                        ctx->dev.name);
+    bcl_params prm;
+    bcl_tuning_lookup(ctx, BCL_ROUTINE_PCYCLIC, dbl, n, &prm);
+    const int small = n <= SMALL_NMAX && p <= SMALL_PMAX;
+    int m = prm.pcyclic_method;
+    if (m == 0)
+        m = small && (batch > 1 || !bcl_pcyclic_has_clblast()) ? 2 : 1;
+    if (m == 2 && !small)
+        return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
+                        "%s: the batched kernels (pcyclic_method 2) take n <= %d and p <= %d; got "
+                        "n = %d, p = %d",
+                        fn, SMALL_NMAX, SMALL_PMAX, n, p);
+    if (m == 1 && !bcl_pcyclic_has_clblast())
+        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED,
+                        "%s: n = %d, p = %d needs the clBLAST method, and this build of batchcl "
+                        "was configured without clBLAST or LAPACKE/OpenBLAS (install "
+                        "libclblast-dev liblapacke-dev libopenblas-dev and reconfigure); the "
+                        "batched kernels take n <= %d, p <= %d",
+                        fn, n, p, SMALL_NMAX, SMALL_PMAX);
+    *method = m;
+    return BCL_SUCCESS;
+}
+
+static bcl_status summarize_info(bcl_context *ctx, const char *fn, const int *info, size_t batch)
+{
+    size_t first = 0;
+    const size_t failed = bcl_count_failures(info, batch, &first);
+    if (!failed)
+        return BCL_SUCCESS;
+    return bcl_fail(ctx, BCL_NUMERICAL_FAILURE,
+                    "%s: %zu of %zu matrices are singular (first: problem %zu, R(%d,%d) = 0); "
+                    "their inverse is set to zero, the others are inverted",
+                    fn, failed, batch, first, info[first], info[first]);
+}
+
+/* ---- method 2: batched local-memory kernels ---- */
+
+typedef struct {
+    bcl_kernel_entry *kernel;
+    char options[128];
+    int n, p;
+    size_t work_per_problem; /* elements of global workspace */
+} small_plan;
+
+static size_t small_workspace(int n, int p)
+{
+    const size_t nn = (size_t)n * n, N = (size_t)n * p;
+    /* Q^(k) (4n^2 each) and Q^(p), R_kk, R_k,k+1, R_k,p, two ping-pong pairs (At, Rt), the row
+     * multipliers Xt and Y, and the 2n-column temporary of the Q^T application */
+    return (size_t)(p - 1 > 0 ? p - 1 : 0) * 4 * nn + nn + 3 * (size_t)p * nn + 4 * nn +
+           2 * (size_t)p * nn + N * 2 * (size_t)n;
+}
+
+static bcl_status small_make_plan(bcl_context *ctx, int dbl, int n, int p, small_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    snprintf(plan->options, sizeof plan->options, "-DNMAX=%d -DWG=%d%s", SMALL_NMAX, SMALL_GROUP,
+             dbl ? " -DBCL_DOUBLE" : "");
+    bcl_status s = bcl_get_kernel(ctx, "pcyclic.cl", plan->options, "pcyclic_small", &plan->kernel);
+    if (s != BCL_SUCCESS)
+        return s;
+    if (plan->kernel->max_work_group < SMALL_GROUP)
+        return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
+                        "the batched p-cyclic kernel needs %d work-items per group; the device "
+                        "allows %zu",
+                        SMALL_GROUP, plan->kernel->max_work_group);
+    plan->n = n;
+    plan->p = p;
+    plan->work_per_problem = small_workspace(n, p);
+    return BCL_SUCCESS;
+}
+
+static bcl_status small_enqueue(bcl_context *ctx, const small_plan *plan, int dbl,
+                                cl_command_queue q, size_t count, cl_mem A, size_t offA, cl_mem B,
+                                size_t offB, cl_mem H, size_t offH, cl_mem info, size_t offInfo,
+                                cl_uint num_wait, const cl_event *wait, cl_event *event)
+{
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const size_t nn = (size_t)plan->n * plan->n, N = (size_t)plan->n * plan->p;
+    /* the workspace of one launch: an eighth of the device memory at most (launches are split
+     * beyond), so that a GPU still gets many work-groups per launch */
+    cl_ulong cap = ctx->dev.global_mem_bytes / 8;
+    if (cap > ctx->dev.max_alloc_bytes)
+        cap = ctx->dev.max_alloc_bytes;
+    size_t per_launch = (size_t)(cap / (plan->work_per_problem * es));
+    if (per_launch == 0)
+        per_launch = 1;
+    if (per_launch > count)
+        per_launch = count;
+    cl_int err;
+    cl_mem work = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, per_launch * plan->work_per_problem * es,
+                                 NULL, &err);
+    if (err != CL_SUCCESS)
+        return bcl_cl_fail(ctx, err, "allocating the p-cyclic kernel's workspace");
+    snprintf(ctx->last_kernel, sizeof ctx->last_kernel,
+             "pcyclic_small %s; method 2 (batched local-memory kernel), one work-group of %d per "
+             "problem",
+             plan->options, SMALL_GROUP);
+    cl_kernel k = plan->kernel->kernel;
+    cl_event last = NULL;
+    bcl_status status = BCL_SUCCESS;
+    for (size_t first = 0; first < count && status == BCL_SUCCESS; first += per_launch) {
+        const size_t part = count - first < per_launch ? count - first : per_launch;
+        cl_ulong oa = offA + first * plan->p * nn, ob = offB + first * plan->p * nn,
+                 oh = offH + first * N * N, oi = offInfo + first;
+        cl_ulong wstride = plan->work_per_problem;
+        int arg = 0;
+        err = clSetKernelArg(k, arg++, sizeof(cl_mem), &A);
+        err |= clSetKernelArg(k, arg++, sizeof oa, &oa);
+        err |= clSetKernelArg(k, arg++, sizeof(cl_mem), &B);
+        err |= clSetKernelArg(k, arg++, sizeof ob, &ob);
+        err |= clSetKernelArg(k, arg++, sizeof(cl_mem), &H);
+        err |= clSetKernelArg(k, arg++, sizeof oh, &oh);
+        err |= clSetKernelArg(k, arg++, sizeof(cl_mem), &info);
+        err |= clSetKernelArg(k, arg++, sizeof oi, &oi);
+        err |= clSetKernelArg(k, arg++, sizeof(cl_mem), &work);
+        err |= clSetKernelArg(k, arg++, sizeof wstride, &wstride);
+        err |= clSetKernelArg(k, arg++, sizeof(int), &plan->n);
+        err |= clSetKernelArg(k, arg++, sizeof(int), &plan->p);
+        if (err != CL_SUCCESS) {
+            status = bcl_fail(ctx, BCL_OPENCL_ERROR, "setting the p-cyclic kernel's arguments failed");
+            break;
+        }
+        const size_t local = SMALL_GROUP, global = part * local;
+        cl_event ev = NULL;
+        err = clEnqueueNDRangeKernel(q, k, 1, NULL, &global, &local, first ? 0 : num_wait,
+                                     first ? NULL : wait, &ev);
+        if (last)
+            clReleaseEvent(last);
+        last = ev;
+        if (err != CL_SUCCESS)
+            status = bcl_fail(ctx, BCL_OPENCL_ERROR, "launching the p-cyclic kernel failed: %s",
+                              bcl_cl_error_name(err));
+    }
+    clReleaseMemObject(work); /* released once the launches that use it complete */
+    if (event && status == BCL_SUCCESS)
+        *event = last;
+    else if (last)
+        clReleaseEvent(last);
+    return status;
+}
+
+typedef struct {
+    const small_plan *plan;
+    int dbl;
+} small_job;
+
+/* streams: in A, B; out Hinv, info */
+static bcl_status small_host_enqueue(bcl_context *ctx, void *user, cl_command_queue q,
+                                     const cl_mem *in, const cl_mem *out, const cl_mem *scratch,
+                                     size_t first, size_t count, cl_event *done)
+{
+    (void)scratch;
+    (void)first;
+    const small_job *j = user;
+    return small_enqueue(ctx, j->plan, j->dbl, q, count, in[0], 0, in[1], 0, out[0], 0, out[1], 0, 0,
+                         NULL, done);
+}
+
+/* ---- method 1: host panels (LAPACK), device GEMMs (clBLAST) ---- */
+
+#ifdef BCL_HAVE_CLBLAST
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void dgemm(char ta, char tb, int m, int n, int k, double alpha, const double *a, int lda,
+                  const double *b, int ldb, double beta, double *c, int ldc)
+{
+    dgemm_(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
+}
+
+static const char *clblast_status_name(CLBlastStatusCode s)
+{
+    switch (s) {
+    case CLBlastNotImplemented: return "CLBlastNotImplemented";
+    case CLBlastInvalidLocalMemUsage: return "CLBlastInvalidLocalMemUsage";
+    case CLBlastNoDoublePrecision: return "CLBlastNoDoublePrecision";
+    case CLBlastDatabaseError: return "CLBlastDatabaseError";
+    case CLBlastUnknownError: return "CLBlastUnknownError";
+    case CLBlastUnexpectedError: return "CLBlastUnexpectedError";
+    case CLBlastTempBufferAllocFailure: return "CLBlastTempBufferAllocFailure";
+    case CLBlastOpenCLBuildProgramFailure: return "CLBlastOpenCLBuildProgramFailure";
+    default: break;
+    }
+    return (int)s > -1000 ? bcl_cl_error_name((cl_int)s) : "a clBLAST argument error";
+}
+
+/* Everything one problem needs on the host and the device; the host arrays are double. */
+typedef struct {
+    bcl_context *ctx;
+    const char *fn;
+    int n, p, N, dbl, jF;
+    size_t es, nn;
+    int force_fail;
+    double host_s; /* wall time of the host's part (panels, multipliers, enqueueing) */
+    cl_command_queue q;
+    cl_mem dT, dQ, dS; /* 2n-column temporary, the Q^(k), the n x n multipliers */
+    /* host panels */
+    double *Rd, *Rs, *Rl;    /* R_kk, R_k,k+1, R_k,p-1 (p blocks each) */
+    double *At, *Rt;         /* the running diagonal and last-column blocks */
+    double *panel, *tau, *Q, *C1, *C2;
+    double *Xd, *M;          /* R_kk^-1; the multipliers */
+    /* uploads in the device's precision, kept until the device has read them: two arenas, one
+     * per problem in flight */
+    unsigned char *arena[2];
+    size_t arena_cap, arena_used;
+    int cur;
+    cl_event arena_done[2];
+} bsofi;
+
+static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m, size_t n,
+                       size_t k, double alpha, cl_mem A, size_t offA, size_t lda, cl_mem B,
+                       size_t offB, size_t ldb, double beta, cl_mem C, size_t offC, size_t ldc)
+{
+    if (m == 0 || n == 0 || k == 0)
+        return BCL_SUCCESS;
+    CLBlastStatusCode s =
+        w->force_fail ? CLBlastUnknownError
+        : w->dbl ? CLBlastDgemm(CLBlastLayoutColMajor, ta, tb, m, n, k, alpha, A, offA, lda, B, offB,
+                                ldb, beta, C, offC, ldc, &w->q, NULL)
+                 : CLBlastSgemm(CLBlastLayoutColMajor, ta, tb, m, n, k, (float)alpha, A, offA, lda, B,
+                                offB, ldb, (float)beta, C, offC, ldc, &w->q, NULL);
+    if (s != CLBlastSuccess)
+        return bcl_fail(w->ctx, BCL_OPENCL_ERROR,
+                        "%s: clBLAST %cGEMM (m = %zu, n = %zu, k = %zu) failed: %s (%d)%s", w->fn,
+                        w->dbl ? 'D' : 'S', m, n, k, clblast_status_name(s), (int)s,
+                        w->force_fail ? " (forced by BATCHCL_CLBLAST_FAIL)" : "");
+    return BCL_SUCCESS;
+}
+
+/* B := B * A, A upper triangular (m x n B, n x n A) */
+static bcl_status trmm_right_upper(bsofi *w, size_t m, size_t n, cl_mem A, size_t offA, size_t lda,
+                                   cl_mem B, size_t offB, size_t ldb)
+{
+    if (m == 0 || n == 0)
+        return BCL_SUCCESS;
+    CLBlastStatusCode s =
+        w->force_fail ? CLBlastUnknownError
+        : w->dbl ? CLBlastDtrmm(CLBlastLayoutColMajor, CLBlastSideRight, CLBlastTriangleUpper,
+                                CLBlastTransposeNo, CLBlastDiagonalNonUnit, m, n, 1.0, A, offA, lda, B,
+                                offB, ldb, &w->q, NULL)
+                 : CLBlastStrmm(CLBlastLayoutColMajor, CLBlastSideRight, CLBlastTriangleUpper,
+                                CLBlastTransposeNo, CLBlastDiagonalNonUnit, m, n, 1.0f, A, offA, lda, B,
+                                offB, ldb, &w->q, NULL);
+    if (s != CLBlastSuccess)
+        return bcl_fail(w->ctx, BCL_OPENCL_ERROR, "%s: clBLAST %cTRMM (m = %zu, n = %zu) failed: %s (%d)%s",
+                        w->fn, w->dbl ? 'D' : 'S', m, n, clblast_status_name(s), (int)s,
+                        w->force_fail ? " (forced by BATCHCL_CLBLAST_FAIL)" : "");
+    return BCL_SUCCESS;
+}
+
+/* Upload `rows` x `cols` (column-major, leading dimension ld) from host doubles to the device
+ * buffer at element offset `off` with leading dimension dld, through the current arena. */
+static bcl_status upload(bsofi *w, const double *src, int rows, int cols, int ld, cl_mem dst,
+                         size_t off, size_t dld)
+{
+    const size_t count = (size_t)rows * cols, bytes = count * w->es;
+    if (w->arena_used + bytes > w->arena_cap)
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: internal: upload arena exhausted", w->fn);
+    unsigned char *stage = w->arena[w->cur] + w->arena_used;
+    w->arena_used += bytes;
+    for (int c = 0; c < cols; ++c)
+        for (int r = 0; r < rows; ++r) {
+            const double v = src[(size_t)c * ld + r];
+            if (w->dbl)
+                ((double *)(void *)stage)[(size_t)c * rows + r] = v;
+            else
+                ((float *)(void *)stage)[(size_t)c * rows + r] = (float)v;
+        }
+    cl_int err;
+    if (dld == (size_t)rows) {
+        err = clEnqueueWriteBuffer(w->q, dst, CL_FALSE, off * w->es, bytes, stage, 0, NULL, NULL);
+    } else {
+        const size_t origin[3] = {0, 0, 0}, region[3] = {(size_t)rows * w->es, (size_t)cols, 1};
+        const size_t dorigin[3] = {off * w->es, 0, 0};
+        err = clEnqueueWriteBufferRect(w->q, dst, CL_FALSE, dorigin, origin, region, dld * w->es, 0,
+                                       (size_t)rows * w->es, 0, stage, 0, NULL, NULL);
+    }
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "uploading a p-cyclic block");
+}
+
+/* First zero or NaN on the diagonal of an upper triangular n x n block, 1-based; 0 if none. */
+static int singular_at(const double *R, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        const double d = R[(size_t)i * n + i];
+        if (d == 0 || isnan(d))
+            return i + 1;
+    }
+    return 0;
+}
+
+/* Upper triangle of a (rows x n, leading dimension ld) into an n x n block, zeros below. */
+static void take_upper(const double *src, int ld, int n, double *dst)
+{
+    for (int c = 0; c < n; ++c)
+        for (int r = 0; r < n; ++r)
+            dst[(size_t)c * n + r] = r <= c ? src[(size_t)c * ld + r] : 0.0;
+}
+
+/* QR of the m x n panel in w->panel (m = 2n or n): R into Rd[k], the explicit m x m Q into w->Q. */
+static int panel_qr(bsofi *w, int m, int k)
+{
+    const int n = w->n;
+    int info = LAPACKE_dgeqrf_work(LAPACK_COL_MAJOR, m, n, w->panel, m, w->tau, w->C1,
+                                   2 * n * n);
+    if (info != 0)
+        return -1;
+    take_upper(w->panel, m, n, w->Rd + (size_t)k * w->nn);
+    memset(w->Q, 0, sizeof(double) * (size_t)m * m);
+    for (int c = 0; c < n; ++c)
+        for (int r = c + 1; r < m; ++r)
+            w->Q[(size_t)c * m + r] = w->panel[(size_t)c * m + r];
+    info = LAPACKE_dorgqr_work(LAPACK_COL_MAJOR, m, m, n, w->Q, m, w->tau, w->C1, 2 * n * n);
+    return info != 0 ? -1 : 0;
+}
+
+/* Factorization step k < p-1 (Wright's SOF): QR of [At_k; B_k], then Q^(k)T applied to block
+ * rows k, k+1 of block columns k+1 and p-1. Q^(k) is uploaded for the Q^T application. */
+static bcl_status factor_step(bsofi *w, int k, const double *A, const double *B)
+{
+    const int n = w->n, p = w->p, n2 = 2 * n;
+    const size_t nn = w->nn;
+    for (int c = 0; c < n; ++c) {
+        memcpy(w->panel + (size_t)c * n2, w->At + (size_t)c * n, sizeof(double) * n);
+        memcpy(w->panel + (size_t)c * n2 + n, B + (size_t)k * nn + (size_t)c * n, sizeof(double) * n);
+    }
+    if (panel_qr(w, n2, k) != 0)
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: LAPACK dgeqrf/dorgqr failed on a panel", w->fn);
+    const double *Anext = A + (size_t)(k + 1) * nn;
+    /* Q^T [0; A_k+1] = Q(n:2n, :)^T A_k+1; Q^T [Rt_k; 0] = Q(0:n, :)^T Rt_k */
+    dgemm('T', 'N', n2, n, n, 1.0, w->Q + n, n2, Anext, n, 0.0, w->C1, n2);
+    if (k + 1 == p - 1) { /* block column k+1 is the last one: [Rt_k; A_p-1] */
+        dgemm('T', 'N', n2, n, n, 1.0, w->Q, n2, w->Rt, n, 1.0, w->C1, n2);
+    } else {
+        dgemm('T', 'N', n2, n, n, 1.0, w->Q, n2, w->Rt, n, 0.0, w->C2, n2);
+        for (int c = 0; c < n; ++c) {
+            memcpy(w->Rl + (size_t)k * nn + (size_t)c * n, w->C2 + (size_t)c * n2, sizeof(double) * n);
+            memcpy(w->Rt + (size_t)c * n, w->C2 + (size_t)c * n2 + n, sizeof(double) * n);
+        }
+    }
+    for (int c = 0; c < n; ++c) {
+        memcpy(w->Rs + (size_t)k * nn + (size_t)c * n, w->C1 + (size_t)c * n2, sizeof(double) * n);
+        memcpy(w->At + (size_t)c * n, w->C1 + (size_t)c * n2 + n, sizeof(double) * n);
+    }
+    return upload(w, w->Q, n2, n2, n2, w->dQ, (size_t)k * 4 * nn, (size_t)n2);
+}
+
+/* X_kk = R_kk^-1 on the host (upper triangular) */
+static void invert_diagonal(bsofi *w, int k)
+{
+    double *X = w->Xd + (size_t)k * w->nn;
+    memcpy(X, w->Rd + (size_t)k * w->nn, sizeof(double) * w->nn);
+    LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, 'U', 'N', w->n, X, w->n);
+}
+
+static size_t block_at(const bsofi *w, int r, int c)
+{
+    return (size_t)c * w->n * w->N + (size_t)r * w->n;
+}
+
+/* Column version for block column j < p-1 (BSTRI_CV): X_jj = R_jj^-1 and
+ * X_0:j-1,j = X_0:j-1,j-1 * (-R_j-1,j X_jj), on the device while the host factorizes on. */
+static bcl_status invert_column(bsofi *w, int j, cl_mem H, size_t offH)
+{
+    const int n = w->n;
+    invert_diagonal(w, j);
+    bcl_status s = upload(w, w->Xd + (size_t)j * w->nn, n, n, n, H, offH + block_at(w, j, j), w->N);
+    if (s != BCL_SUCCESS || j == 0)
+        return s;
+    double *Wj = w->M + (size_t)j * w->nn;
+    dgemm('N', 'N', n, n, n, -1.0, w->Rs + (size_t)(j - 1) * w->nn, n, w->Xd + (size_t)j * w->nn, n,
+          0.0, Wj, n);
+    s = upload(w, Wj, n, n, n, w->dS, (size_t)j * w->nn, n);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)j * n, n, n, 1.0, H,
+                 offH + block_at(w, 0, j - 1), w->N, w->dS, (size_t)j * w->nn, n, 0.0, H,
+                 offH + block_at(w, 0, j), w->N);
+    return s;
+}
+
+/* Row version (BSTRI_RV) for the block columns from jF on: X_ii = R_ii^-1 (i >= jF), the last
+ * column's Y_i X_p-1,p-1 terms by one TRMM, then block rows p-2 .. 0:
+ * X_i,c = Xt_i X_i+1,c (+ Y_i X_p-1,p-1 in the last column), Xt_i = -R_ii^-1 R_i,i+1. */
+static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
+{
+    const int n = w->n, p = w->p;
+    const size_t nn = w->nn;
+    bcl_status s = BCL_SUCCESS;
+    for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i) {
+        invert_diagonal(w, i);
+        s = upload(w, w->Xd + (size_t)i * nn, n, n, n, H, offH + block_at(w, i, i), w->N);
+    }
+    /* Y_i = -X_ii R_i,p-1 into the last block column, then times X_p-1,p-1 */
+    double *Y = w->M; /* the column version's multipliers are on the device already */
+    for (int i = 0; i + 2 < p && s == BCL_SUCCESS; ++i) {
+        dgemm('N', 'N', n, n, n, -1.0, w->Xd + (size_t)i * nn, n, w->Rl + (size_t)i * nn, n, 0.0,
+              Y + (size_t)i * nn, n);
+        s = upload(w, Y + (size_t)i * nn, n, n, n, H, offH + block_at(w, i, p - 1), w->N);
+    }
+    if (s == BCL_SUCCESS && p > 2)
+        s = trmm_right_upper(w, (size_t)(p - 2) * n, n, H, offH + block_at(w, p - 1, p - 1), w->N, H,
+                             offH + block_at(w, 0, p - 1), w->N);
+    double *Xt = w->M + (size_t)p * nn;
+    for (int i = 0; i + 1 < p && s == BCL_SUCCESS; ++i) {
+        dgemm('N', 'N', n, n, n, -1.0, w->Xd + (size_t)i * nn, n, w->Rs + (size_t)i * nn, n, 0.0,
+              Xt + (size_t)i * nn, n);
+        s = upload(w, Xt + (size_t)i * nn, n, n, n, w->dS, (size_t)(p + i) * nn, n);
+    }
+    for (int i = p - 2; i >= 0 && s == BCL_SUCCESS; --i) {
+        const int c0 = i + 1 > w->jF ? i + 1 : w->jF;
+        s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, n, (size_t)(p - c0) * n, n, 1.0, w->dS,
+                 (size_t)(p + i) * nn, n, H, offH + block_at(w, i + 1, c0), w->N, 1.0, H,
+                 offH + block_at(w, i, c0), w->N);
+    }
+    return s;
+}
+
+/* H^-1 = R^-1 Q^T (BSOI with explicit factors): the last block column times Q^(p)T, then block
+ * column pairs (k, k+1), k = p-2 .. 0, times Q^(k)T; block column k is zero below block row k. */
+static bcl_status apply_qt(bsofi *w, cl_mem H, size_t offH)
+{
+    const size_t n = (size_t)w->n, N = (size_t)w->N, p = (size_t)w->p;
+    const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
+    bcl_status s = gemm(w, no, tr, N, n, n, 1.0, H, offH + (p - 1) * n * N, N, w->dQ,
+                        (p - 1) * 4 * w->nn, n, 0.0, w->dT, 0, N);
+    cl_int err = CL_SUCCESS;
+    if (s == BCL_SUCCESS)
+        err = clEnqueueCopyBuffer(w->q, w->dT, H, 0, (offH + (p - 1) * n * N) * w->es, n * N * w->es,
+                                  0, NULL, NULL);
+    for (size_t k = p - 1; k-- > 0 && s == BCL_SUCCESS && err == CL_SUCCESS;) {
+        const size_t top = (k + 1) * n, qk = k * 4 * w->nn;
+        s = gemm(w, no, tr, top, 2 * n, 2 * n, 1.0, H, offH + k * n * N, N, w->dQ, qk, 2 * n, 0.0,
+                 w->dT, 0, N);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, no, tr, N - top, 2 * n, n, 1.0, H, offH + (k + 1) * n * N + top, N, w->dQ,
+                     qk + 2 * n * n, 2 * n, 0.0, w->dT, top, N);
+        if (s == BCL_SUCCESS)
+            err = clEnqueueCopyBuffer(w->q, w->dT, H, 0, (offH + k * n * N) * w->es,
+                                      2 * n * N * w->es, 0, NULL, NULL);
+    }
+    if (s == BCL_SUCCESS && err != CL_SUCCESS)
+        s = bcl_cl_fail(w->ctx, err, "clEnqueueCopyBuffer in the Q^T application");
+    return s;
+}
+
+static bcl_status fill_zero(bsofi *w, cl_mem H, size_t offH)
+{
+    const size_t count = (size_t)w->N * w->N;
+    cl_int err;
+    if (w->dbl) {
+        const double zero = 0;
+        err = clEnqueueFillBuffer(w->q, H, &zero, sizeof zero, offH * w->es, count * w->es, 0, NULL, NULL);
+    } else {
+        const float zero = 0;
+        err = clEnqueueFillBuffer(w->q, H, &zero, sizeof zero, offH * w->es, count * w->es, 0, NULL, NULL);
+    }
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clearing H^-1 (clEnqueueFillBuffer)");
+}
+
+/* One problem: A, B in host doubles; H^-1 into H at offH on the device. *info as documented. */
+static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H, size_t offH,
+                            int *info)
+{
+    const int n = w->n, p = w->p;
+    const size_t nn = w->nn;
+    /* the arena of the problem before the last one is free once its device work is done */
+    w->cur ^= 1;
+    if (w->arena_done[w->cur]) {
+        clWaitForEvents(1, &w->arena_done[w->cur]);
+        clReleaseEvent(w->arena_done[w->cur]);
+        w->arena_done[w->cur] = NULL;
+    }
+    w->arena_used = 0;
+    *info = 0;
+    const double t0 = seconds_now();
+    bcl_status s = fill_zero(w, H, offH);
+    memcpy(w->At, A, sizeof(double) * nn);
+    memcpy(w->Rt, B + (size_t)(p - 1) * nn, sizeof(double) * nn);
+    if (p == 1)
+        for (size_t e = 0; e < nn; ++e)
+            w->At[e] += B[e];
+    for (int k = 0; k + 1 < p && s == BCL_SUCCESS && !*info; ++k) {
+        s = factor_step(w, k, A, B);
+        const int bad = s == BCL_SUCCESS ? singular_at(w->Rd + (size_t)k * nn, n) : 0;
+        if (bad)
+            *info = k * n + bad;
+        else if (s == BCL_SUCCESS && k < w->jF)
+            s = invert_column(w, k, H, offH);
+    }
+    if (s == BCL_SUCCESS && !*info) {
+        memcpy(w->panel, w->At, sizeof(double) * nn);
+        if (panel_qr(w, n, p - 1) != 0)
+            s = bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: LAPACK dgeqrf/dorgqr failed", w->fn);
+        const int bad = s == BCL_SUCCESS ? singular_at(w->Rd + (size_t)(p - 1) * nn, n) : 0;
+        if (bad)
+            *info = (p - 1) * n + bad;
+        else if (s == BCL_SUCCESS)
+            s = upload(w, w->Q, n, n, n, w->dQ, (size_t)(p - 1) * 4 * nn, n);
+    }
+    if (s == BCL_SUCCESS && !*info)
+        s = invert_rows(w, H, offH);
+    w->host_s += seconds_now() - t0;
+    if (s == BCL_SUCCESS && !*info)
+        s = apply_qt(w, H, offH);
+    if (s == BCL_SUCCESS && *info) /* singular: zeros, whatever was enqueued before */
+        s = fill_zero(w, H, offH);
+    cl_int err = clEnqueueMarkerWithWaitList(w->q, 0, NULL, &w->arena_done[w->cur]);
+    if (s == BCL_SUCCESS && err != CL_SUCCESS)
+        s = bcl_cl_fail(w->ctx, err, "clEnqueueMarkerWithWaitList");
+    clFlush(w->q);
+    return s;
+}
+
+static void bsofi_release(bsofi *w)
+{
+    if (w->q)
+        clFinish(w->q);
+    for (int i = 0; i < 2; ++i) {
+        if (w->arena_done[i])
+            clReleaseEvent(w->arena_done[i]);
+        free(w->arena[i]);
+    }
+    if (w->dT)
+        clReleaseMemObject(w->dT);
+    if (w->dQ)
+        clReleaseMemObject(w->dQ);
+    if (w->dS)
+        clReleaseMemObject(w->dS);
+    free(w->Rd);
+}
+
+static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, int p, bsofi *w)
+{
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx;
+    w->fn = fn;
+    w->n = n;
+    w->p = p;
+    w->N = n * p;
+    w->dbl = dbl;
+    w->es = dbl ? sizeof(double) : sizeof(float);
+    w->nn = (size_t)n * n;
+    w->q = ctx->queue[0];
+    const char *fail = getenv("BATCHCL_CLBLAST_FAIL");
+    w->force_fail = fail && atoi(fail) != 0;
+    const size_t nn = w->nn, N = (size_t)w->N;
+    if (N * N * w->es > ctx->dev.max_alloc_bytes)
+        return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
+                        "%s: the inverse of order N = %zu needs %zu bytes in one device buffer; "
+                        "the device allows %llu",
+                        fn, N, N * N * w->es, (unsigned long long)ctx->dev.max_alloc_bytes);
+    const size_t host = 3 * (size_t)p * nn + 2 * nn + 2 * nn + 2 * (size_t)n + 4 * nn + 2 * 2 * nn +
+                        (size_t)p * nn + 2 * (size_t)p * nn;
+    double *h = calloc(host, sizeof *h);
+    w->arena_cap = ((size_t)(p + 1) * 4 * nn + 4 * (size_t)p * nn) * w->es;
+    w->arena[0] = malloc(w->arena_cap);
+    w->arena[1] = malloc(w->arena_cap);
+    if (!h || !w->arena[0] || !w->arena[1]) {
+        free(h);
+        return bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    }
+    w->Rd = h;
+    w->Rs = w->Rd + (size_t)p * nn;
+    w->Rl = w->Rs + (size_t)p * nn;
+    w->At = w->Rl + (size_t)p * nn;
+    w->Rt = w->At + nn;
+    w->panel = w->Rt + nn;
+    w->tau = w->panel + 2 * nn;
+    w->Q = w->tau + 2 * (size_t)n;
+    w->C1 = w->Q + 4 * nn;
+    w->C2 = w->C1 + 2 * nn;
+    w->Xd = w->C2 + 2 * nn;
+    w->M = w->Xd + (size_t)p * nn;
+    cl_int e1, e2, e3;
+    w->dT = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, N * 2 * n * w->es, NULL, &e1);
+    w->dQ = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, (size_t)p * 4 * nn * w->es, NULL, &e2);
+    w->dS = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * (size_t)p * nn * w->es, NULL, &e3);
+    if (e1 != CL_SUCCESS || e2 != CL_SUCCESS || e3 != CL_SUCCESS)
+        return bcl_cl_fail(ctx, e1 != CL_SUCCESS ? e1 : e2 != CL_SUCCESS ? e2 : e3,
+                           "allocating the p-cyclic workspace");
+    return BCL_SUCCESS;
+}
+
+/* ---- the performance model: how many block columns to invert column-wise (j_F) ---- */
+
+/* Measured once per context, precision and n, and kept in the cache directory beside the kernel
+ * binaries (pcyclic-model-v1-<device>.txt, one line per n and precision; BATCHCL_PCYCLIC_CALIBRATE=1
+ * measures again): the host time of one panel step and the device's GEMM rate and call overhead on
+ * the column-version shape (j*n x n x n). */
+static const struct bcl_pcyclic_model *model_for(bsofi *w, cl_mem H, size_t offH)
+{
+    bcl_context *ctx = w->ctx;
+    for (int i = 0; i < ctx->pcyclic_models; ++i)
+        if (ctx->pcyclic_model[i].n == w->n && ctx->pcyclic_model[i].dbl == w->dbl)
+            return &ctx->pcyclic_model[i];
+    struct bcl_pcyclic_model m = {w->n, w->dbl, 0, 0, 0};
+    char path[1200] = "";
+    if (ctx->cache_dir[0]) {
+        uint64_t h = bcl_hash(ctx->dev.name, strlen(ctx->dev.name), BCL_HASH_SEED);
+        h = bcl_hash(ctx->dev.driver_version, strlen(ctx->dev.driver_version), h);
+        snprintf(path, sizeof path, "%s/pcyclic-model-v1-%016llx.txt", ctx->cache_dir,
+                 (unsigned long long)h);
+        const char *again = getenv("BATCHCL_PCYCLIC_CALIBRATE");
+        FILE *f = again && atoi(again) ? NULL : fopen(path, "r");
+        char line[256];
+        while (f && fgets(line, sizeof line, f)) {
+            struct bcl_pcyclic_model r;
+            if (sscanf(line, "%d %d %lg %lg %lg", &r.n, &r.dbl, &r.host_step_s, &r.dev_flops,
+                       &r.dev_launch_s) == 5 &&
+                r.n == w->n && r.dbl == w->dbl)
+                m = r;
+        }
+        if (f)
+            fclose(f);
+    }
+    if (w->force_fail) { /* no clBLAST call to measure with; nothing kept */
+        static const struct bcl_pcyclic_model unmeasured = {0, 0, 0, 0, 0};
+        return &unmeasured;
+    }
+    if (m.dev_flops <= 0) {
+        /* host: one panel step on a random panel; device: GEMMs of the column version's shape
+         * on the (cleared) H^-1 buffer, two sizes to separate rate and overhead */
+        const int n = w->n, p = w->p;
+        double *A = malloc(sizeof *A * 2 * w->nn);
+        if (A) {
+            unsigned s = 12345;
+            for (size_t e = 0; e < 2 * w->nn; ++e) {
+                s = s * 1103515245u + 12345u;
+                A[e] = (double)(s >> 8) / 16777216.0 - 0.5;
+            }
+            for (int i = 0; i < n; ++i)
+                A[(size_t)i * n + i] += 2;
+            memcpy(w->At, A, sizeof(double) * w->nn);
+            memcpy(w->Rt, A + w->nn, sizeof(double) * w->nn);
+            w->arena_used = 0;
+            w->p = 3; /* a step with both next-column products; the second of two (the first
+                       * starts the BLAS threads) */
+            for (int rep = 0; rep < 2; ++rep) {
+                w->arena_used = 0;
+                double t0 = seconds_now();
+                factor_step(w, 0, A, A);
+                m.host_step_s = seconds_now() - t0;
+            }
+            w->p = p;
+            free(A);
+        }
+        const int j1 = p / 4 > 1 ? p / 4 : 1, j2 = p - 1 > j1 ? p - 1 : j1 + 1;
+        double t[2] = {0, 0};
+        const int js[2] = {j1, j2};
+        fill_zero(w, H, offH);
+        clFinish(w->q);
+        for (int r = 0; r < 3; ++r) /* the first round builds clBLAST's kernels */
+            for (int i = 0; i < 2; ++i) {
+                const int jj = js[i] < p ? js[i] : p - 1;
+                double t0 = seconds_now();
+                gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)jj * n, n, n, 1.0, H, offH,
+                     w->N, H, offH, w->N, 0.0, w->dT, 0, w->N);
+                clFinish(w->q);
+                t[i] = seconds_now() - t0;
+            }
+        const double f1 = 2.0 * n * n * (double)n * js[0], f2 = 2.0 * n * n * (double)n * js[1];
+        m.dev_flops = t[1] > t[0] ? (f2 - f1) / (t[1] - t[0]) : f2 / (t[1] > 0 ? t[1] : 1e-9);
+        m.dev_launch_s = t[0] - f1 / m.dev_flops;
+        if (m.dev_launch_s < 0)
+            m.dev_launch_s = 0;
+        w->arena_used = 0;
+        FILE *f = path[0] ? fopen(path, "a") : NULL;
+        if (f) {
+            fprintf(f, "%d %d %.6g %.6g %.6g\n", m.n, m.dbl, m.host_step_s, m.dev_flops,
+                    m.dev_launch_s);
+            fclose(f);
+        }
+    }
+    const int slot = ctx->pcyclic_models < 8 ? ctx->pcyclic_models++ : 7;
+    ctx->pcyclic_model[slot] = m;
+    return &ctx->pcyclic_model[slot];
+}
+
+/* j_F: the block columns the device inverts column-wise while the host still factorizes (the
+ * paper's merged BSOFTRI: column j costs the device one j*n x n x n GEMM, the host's factorization
+ * takes p-1 panel steps); the rest go by rows afterwards, with wider GEMMs. */
+static int choose_jF(const bsofi *w, const struct bcl_pcyclic_model *m, int forced)
+{
+    const int p = w->p;
+    if (forced < 0 || p < 2)
+        return 0;
+    if (forced > 0)
+        return forced < p - 1 ? forced : p - 1;
+    const double host = (double)(p - 1) * m->host_step_s, n3 = 2.0 * w->n * w->n * (double)w->n;
+    double dev = 0;
+    int j = 1;
+    while (j < p - 1) {
+        dev += m->dev_launch_s + n3 * j / (m->dev_flops > 0 ? m->dev_flops : 1e9);
+        if (dev > host)
+            break;
+        ++j;
+    }
+    return j;
+}
+
+static void describe_plan(bsofi *w, const struct bcl_pcyclic_model *m)
+{
+    snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
+             "pcyclic method 1 (BSOFI: host panels with LAPACK, GEMMs with clBLAST); j_F = %d of %d "
+             "block columns inverted column-wise during the factorization, the rest by rows; model: "
+             "host panel step %.3g ms, device GEMM %.3g GFLOP/s + %.3g us per call",
+             w->jF, w->p, m->host_step_s * 1e3, m->dev_flops * 1e-9, m->dev_launch_s * 1e6);
+}
+
+/* what the host's part took, appended to the plan: the panels are the critical path when the
+ * device is much faster than the host */
+static void describe_time(bsofi *w, double wall_s, size_t batch)
+{
+    const size_t len = strlen(w->ctx->last_kernel);
+    snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
+             "; host part (panels, multipliers, enqueueing) %.3g ms of %.3g ms for %zu problem%s",
+             w->host_s * 1e3, wall_s * 1e3, batch, batch == 1 ? "" : "s");
+}
+
+static void to_double(const void *src, int dbl, size_t count, double *dst)
+{
+    if (dbl)
+        memcpy(dst, src, count * sizeof(double));
+    else
+        for (size_t i = 0; i < count; ++i)
+            dst[i] = ((const float *)src)[i];
+}
+
+/* Host pointers: problem after problem; H^-1 read back while the host factorizes the next. */
+static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, int p, size_t batch,
+                             const void *A, const void *B, void *Hinv, int *info)
+{
+    bsofi w;
+    bcl_status s = bsofi_init(ctx, fn, dbl, n, p, &w);
+    const size_t nn = w.nn, NN = (size_t)w.N * w.N, es = w.es;
+    cl_mem dH = NULL;
+    double *Ah = malloc(sizeof *Ah * (size_t)p * nn), *Bh = malloc(sizeof *Bh * (size_t)p * nn);
+    int *info_tmp = malloc(sizeof *info_tmp * batch);
+    if (s == BCL_SUCCESS && (!Ah || !Bh || !info_tmp))
+        s = bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    cl_int err = CL_SUCCESS;
+    if (s == BCL_SUCCESS) {
+        dH = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, NN * es, NULL, &err);
+        if (err != CL_SUCCESS)
+            s = bcl_cl_fail(ctx, err, "allocating H^-1 on the device");
+    }
+    if (s == BCL_SUCCESS) {
+        bcl_params prm;
+        bcl_tuning_lookup(ctx, BCL_ROUTINE_PCYCLIC, dbl, n, &prm);
+        const struct bcl_pcyclic_model *m = model_for(&w, dH, 0);
+        w.jF = choose_jF(&w, m, prm.pcyclic_cv_columns);
+        describe_plan(&w, m);
+    }
+    const double t_start = seconds_now();
+    /* a problem's inverse is read into Hinv only once all its device work is enqueued, so a
+     * failure in the first problem leaves the caller's arrays untouched */
+    for (size_t k = 0; k < batch && s == BCL_SUCCESS; ++k) {
+        to_double((const char *)A + k * p * nn * es, dbl, (size_t)p * nn, Ah);
+        to_double((const char *)B + k * p * nn * es, dbl, (size_t)p * nn, Bh);
+        s = bsofi_one(&w, Ah, Bh, dH, 0, &info_tmp[k]);
+        if (s == BCL_SUCCESS) {
+            err = clEnqueueReadBuffer(w.q, dH, CL_FALSE, 0, NN * es, (char *)Hinv + k * NN * es, 0,
+                                      NULL, NULL);
+            if (err != CL_SUCCESS)
+                s = bcl_cl_fail(ctx, err, "reading H^-1 back");
+        }
+    }
+    if (w.q) {
+        err = clFinish(w.q);
+        if (s == BCL_SUCCESS && err != CL_SUCCESS)
+            s = bcl_cl_fail(ctx, err, "clFinish");
+    }
+    if (s == BCL_SUCCESS) {
+        memcpy(info, info_tmp, sizeof *info * batch);
+        describe_time(&w, seconds_now() - t_start, batch);
+    }
+    if (dH)
+        clReleaseMemObject(dH);
+    bsofi_release(&w);
+    free(Ah);
+    free(Bh);
+    free(info_tmp);
+    return s == BCL_SUCCESS ? summarize_info(ctx, fn, info, batch) : s;
+}
+
+/* Device buffers: the blocks are read back for the panels; H^-1 stays on the device. */
+static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n, int p,
+                               size_t batch, cl_mem A, size_t offA, cl_mem B, size_t offB,
+                               cl_mem H, size_t offH, cl_mem info, size_t offInfo, cl_uint num_wait,
+                               const cl_event *wait, cl_event *event)
+{
+    bsofi w;
+    bcl_status s = bsofi_init(ctx, fn, dbl, n, p, &w);
+    const size_t nn = w.nn, NN = (size_t)w.N * w.N, es = w.es, blocks = (size_t)p * nn;
+    double *Ah = malloc(sizeof *Ah * blocks), *Bh = malloc(sizeof *Bh * blocks);
+    void *raw = malloc(blocks * es);
+    int *info_h = malloc(sizeof *info_h * batch);
+    if (s == BCL_SUCCESS && (!Ah || !Bh || !raw || !info_h))
+        s = bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);
+    cl_int err = CL_SUCCESS;
+    if (s == BCL_SUCCESS && num_wait) {
+        err = clWaitForEvents(num_wait, wait);
+        if (err != CL_SUCCESS)
+            s = bcl_cl_fail(ctx, err, "waiting for the wait list");
+    }
+    if (s == BCL_SUCCESS) {
+        bcl_params prm;
+        bcl_tuning_lookup(ctx, BCL_ROUTINE_PCYCLIC, dbl, n, &prm);
+        const struct bcl_pcyclic_model *m = model_for(&w, H, offH);
+        w.jF = choose_jF(&w, m, prm.pcyclic_cv_columns);
+        describe_plan(&w, m);
+    }
+    const double t_start = seconds_now();
+    for (size_t k = 0; k < batch && s == BCL_SUCCESS; ++k) {
+        err = clEnqueueReadBuffer(w.q, A, CL_TRUE, (offA + k * blocks) * es, blocks * es, raw, 0,
+                                  NULL, NULL);
+        if (err == CL_SUCCESS)
+            to_double(raw, dbl, blocks, Ah);
+        if (err == CL_SUCCESS)
+            err = clEnqueueReadBuffer(w.q, B, CL_TRUE, (offB + k * blocks) * es, blocks * es, raw, 0,
+                                      NULL, NULL);
+        if (err != CL_SUCCESS) {
+            s = bcl_cl_fail(ctx, err, "reading the blocks of H");
+            break;
+        }
+        to_double(raw, dbl, blocks, Bh);
+        s = bsofi_one(&w, Ah, Bh, H, offH + k * NN, &info_h[k]);
+    }
+    if (s == BCL_SUCCESS) {
+        err = clEnqueueWriteBuffer(w.q, info, CL_TRUE, offInfo * sizeof(int), batch * sizeof(int),
+                                   info_h, 0, NULL, NULL);
+        if (err == CL_SUCCESS && event)
+            err = clEnqueueMarkerWithWaitList(w.q, 0, NULL, event);
+        if (err != CL_SUCCESS)
+            s = bcl_cl_fail(ctx, err, "writing info");
+        else
+            describe_time(&w, seconds_now() - t_start, batch);
+    }
+    bsofi_release(&w);
+    free(Ah);
+    free(Bh);
+    free(raw);
+    free(info_h);
+    return s;
+}
+
+#endif /* BCL_HAVE_CLBLAST */
+
+/* ---- entry points ---- */
+
+static bcl_status pcyclic_inv(bcl_context *ctx, const char *fn, int dbl, int n, int p,
+                              size_t batch, const void *A, const void *B, void *Hinv, int *info)
+{
+    if (!ctx)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "%s: argument 1 (ctx) is NULL", fn);
+    bcl_status s = check_sizes(ctx, fn, n, p, batch, dbl);
+    if (s != BCL_SUCCESS)
+        return s;
+    if (n == 0 || p == 0 || batch == 0)
+        return BCL_SUCCESS;
+    if (!A || !B || !Hinv || !info)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument %d (%s) is NULL", fn,
+                        !A ? 5 : !B ? 6 : !Hinv ? 7 : 8,
+                        !A ? "A" : !B ? "B" : !Hinv ? "Hinv" : "info");
+    const size_t es = dbl ? sizeof(double) : sizeof(float), nn = (size_t)n * n,
+                 N = (size_t)n * p;
+    const size_t in_len = batch * p * nn * es, h_len = batch * N * N * es,
+                 i_len = batch * sizeof(int);
+    if (bcl_overlaps(Hinv, h_len, A, in_len) || bcl_overlaps(Hinv, h_len, B, in_len))
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: output Hinv overlaps an input array", fn);
+    if (bcl_overlaps(info, i_len, A, in_len) || bcl_overlaps(info, i_len, B, in_len) ||
+        bcl_overlaps(info, i_len, Hinv, h_len))
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: output info overlaps another array", fn);
+    int method = 0;
+    s = choose_method(ctx, fn, n, p, batch, dbl, &method);
+    if (s != BCL_SUCCESS)
+        return s;
+    if (method == 1) {
+#ifdef BCL_HAVE_CLBLAST
+        return bsofi_host(ctx, fn, dbl, n, p, batch, A, B, Hinv, info);
+#endif
+    }
+    small_plan plan;
+    s = small_make_plan(ctx, dbl, n, p, &plan);
+    if (s != BCL_SUCCESS)
+        return s;
+    bcl_params prm;
+    bcl_tuning_lookup(ctx, BCL_ROUTINE_PCYCLIC, dbl, n, &prm);
+    small_job sj = {&plan, dbl};
+    bcl_job job;
+    memset(&job, 0, sizeof job);
+    job.batch = batch;
+    job.chunk = prm.chunk_problems;
+    /* an inverse is large (N^2 per problem): the default chunk of 64 MB would launch a handful of
+     * work-groups at a time on a GPU; ask for a few per compute unit (memory still caps it) */
+    if (!job.chunk && !ctx->zero_copy)
+        job.chunk = (size_t)ctx->dev.compute_units * 4;
+    job.queues = prm.queues;
+    job.enqueue = small_host_enqueue;
+    job.user = &sj;
+    job.in[job.n_in++] = (bcl_stream_in){A, p * nn * es};
+    job.in[job.n_in++] = (bcl_stream_in){B, p * nn * es};
+    job.out[job.n_out++] = (bcl_stream_out){Hinv, N * N * es, -1};
+    job.out[job.n_out++] = (bcl_stream_out){info, sizeof(int), -1};
+    s = bcl_pipeline_run(ctx, &job);
+    return s == BCL_SUCCESS ? summarize_info(ctx, fn, info, batch) : s;
+}
+
+bcl_status bcl_spcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const float *A,
+                            const float *B, float *Hinv, int *info)
+{
+    return pcyclic_inv(ctx, "bcl_spcyclic_inv", 0, n, p, batch, A, B, Hinv, info);
+}
+
+bcl_status bcl_dpcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const double *A,
+                            const double *B, double *Hinv, int *info)
+{
+    return pcyclic_inv(ctx, "bcl_dpcyclic_inv", 1, n, p, batch, A, B, Hinv, info);
+}
+
+static bcl_status pcyclic_inv_cl(bcl_context *ctx, const char *fn, int dbl, int n, int p,
+                                 size_t batch, cl_mem A, size_t offA, cl_mem B, size_t offB,
+                                 cl_mem H, size_t offH, cl_mem info, size_t offInfo,
+                                 cl_uint num_wait, const cl_event *wait, cl_event *event)
+{
+    if (!ctx)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "%s: argument 1 (ctx) is NULL", fn);
+    bcl_status s = check_sizes(ctx, fn, n, p, batch, dbl);
+    if (s == BCL_SUCCESS && (num_wait > 0) != (wait != NULL))
+        s = bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                     "%s: num_wait = %u does not match the wait list pointer", fn, num_wait);
+    if (s != BCL_SUCCESS)
+        return s;
+    if (n == 0 || p == 0 || batch == 0)
+        return bcl_empty_call(ctx, num_wait, wait, event);
+    const size_t es = dbl ? sizeof(double) : sizeof(float), nn = (size_t)n * n,
+                 N = (size_t)n * p;
+    s = bcl_check_buffer(ctx, fn, 5, "A", A, offA, batch * p * nn, es);
+    if (s == BCL_SUCCESS)
+        s = bcl_check_buffer(ctx, fn, 7, "B", B, offB, batch * p * nn, es);
+    if (s == BCL_SUCCESS)
+        s = bcl_check_buffer(ctx, fn, 9, "Hinv", H, offH, batch * N * N, es);
+    if (s == BCL_SUCCESS)
+        s = bcl_check_buffer(ctx, fn, 11, "info", info, offInfo, batch, sizeof(int));
+    if (s == BCL_SUCCESS && (H == A || H == B || info == H))
+        s = bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: Hinv must be a buffer of its own", fn);
+    int method = 0;
+    if (s == BCL_SUCCESS)
+        s = choose_method(ctx, fn, n, p, batch, dbl, &method);
+    if (s != BCL_SUCCESS)
+        return s;
+    if (method == 1) {
+#ifdef BCL_HAVE_CLBLAST
+        return bsofi_device(ctx, fn, dbl, n, p, batch, A, offA, B, offB, H, offH, info, offInfo,
+                            num_wait, wait, event);
+#endif
+    }
+    small_plan plan;
+    s = small_make_plan(ctx, dbl, n, p, &plan);
+    if (s != BCL_SUCCESS)
+        return s;
+    return small_enqueue(ctx, &plan, dbl, ctx->queue[0], batch, A, offA, B, offB, H, offH, info,
+                         offInfo, num_wait, wait, event);
+}
+
+bcl_status bcl_spcyclic_inv_cl(bcl_context *ctx, int n, int p, size_t batch, cl_mem A,
+                               size_t offA, cl_mem B, size_t offB, cl_mem Hinv, size_t offHinv,
+                               cl_mem info, size_t offInfo, cl_uint num_wait,
+                               const cl_event *wait_list, cl_event *event)
+{
+    return pcyclic_inv_cl(ctx, "bcl_spcyclic_inv_cl", 0, n, p, batch, A, offA, B, offB, Hinv,
+                          offHinv, info, offInfo, num_wait, wait_list, event);
+}
+
+bcl_status bcl_dpcyclic_inv_cl(bcl_context *ctx, int n, int p, size_t batch, cl_mem A,
+                               size_t offA, cl_mem B, size_t offB, cl_mem Hinv, size_t offHinv,
+                               cl_mem info, size_t offInfo, cl_uint num_wait,
+                               const cl_event *wait_list, cl_event *event)
+{
+    return pcyclic_inv_cl(ctx, "bcl_dpcyclic_inv_cl", 1, n, p, batch, A, offA, B, offB, Hinv,
+                          offHinv, info, offInfo, num_wait, wait_list, event);
+}

@@ -1,0 +1,455 @@
+/* Block p-cyclic inversion against LAPACK dgetrf + dgetri on the assembled H (double precision):
+ * ||H H^-1 - I||_1 / (N eps ||H||_1 ||H^-1||_1) < 30 and the distance to LAPACK's inverse within
+ * its condition bound, for both methods, random, QMC-like and ill-conditioned blocks; singular
+ * problems mid-batch, device buffers, a failing clBLAST, bad arguments.
+ * Usage: test_pcyclic <group>, group one of grid-clblast, grid-kernel, numerics, api. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RES_LIMIT 30.0
+
+static const int grid_n[] = {1, 3, 8, 17, 32, 100};
+static const int grid_p[] = {2, 3, 7, 16, 40};
+
+static void make_blocks(int kind, double cond, int n, int p, size_t batch, uint64_t seed, double *A,
+                        double *B)
+{
+    mg_rng r;
+    mg_seed(&r, seed);
+    const size_t blocks = (size_t)p * n * n;
+    for (size_t k = 0; k < batch; ++k)
+        if (mg_pcyclic(kind, n, p, cond, &r, A + k * blocks, B + k * blocks) != 0)
+            fail_msg("p-cyclic generator failed");
+}
+
+static void use_method(bcl_context *ctx, int method, int cv_columns)
+{
+    bcl_params prm = {0};
+    prm.pcyclic_method = method;
+    prm.pcyclic_cv_columns = cv_columns;
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &prm));
+}
+
+static void *convert(const double *src, size_t count, int dbl)
+{
+    void *dst = tu_alloc(count, dbl);
+    for (size_t i = 0; i < count; ++i)
+        oracle_set(dst, dbl, i, src[i]);
+    return dst;
+}
+
+static bcl_status invert(bcl_context *ctx, int dbl, int n, int p, size_t batch, const void *A,
+                         const void *B, void *X, int *info)
+{
+    return dbl ? bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info)
+               : bcl_spcyclic_inv(ctx, n, p, batch, A, B, X, info);
+}
+
+/* Invert a batch with the context's parameters; every problem must succeed with a scaled residual
+ * below the limit, and problem 0 must agree with LAPACK's inverse within its condition bound. */
+static void check_batch(bcl_context *ctx, int dbl, int kind, double cond, int n, int p,
+                        size_t batch, const char *what)
+{
+    const size_t blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
+    double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
+    make_blocks(kind, cond, n, p, batch, 1000u * n + p + 7u * kind, A, B);
+    void *Ac = convert(A, blocks * batch, dbl), *Bc = convert(B, blocks * batch, dbl);
+    /* the reference sees the blocks the library sees (rounded to float for the float routine) */
+    for (size_t i = 0; i < blocks * batch; ++i) {
+        A[i] = oracle_get(Ac, dbl, i);
+        B[i] = oracle_get(Bc, dbl, i);
+    }
+    void *X = tu_alloc(NN * batch, dbl);
+    int *info = calloc(batch, sizeof *info);
+    TU_STATUS(ctx, BCL_SUCCESS, invert(ctx, dbl, n, p, batch, Ac, Bc, X, info));
+    const size_t es = dbl ? 8 : 4;
+    for (size_t k = 0; k < batch; ++k) {
+        const void *Xk = (const char *)X + k * NN * es;
+        const double res = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks, dbl, Xk);
+        if (info[k] != 0 || !(res < RES_LIMIT))
+            fail_msg("%s %s kind %d n=%d p=%d problem %zu: info %d, residual %.3g (limit %g); %s",
+                     what, dbl ? "double" : "single", kind, n, p, k, info[k], res, RES_LIMIT,
+                     bcl_last_kernel(ctx));
+    }
+    double *H = malloc(sizeof *H * NN);
+    oracle_pcyclic_assemble(n, p, A, B, H);
+    const double hnorm = oracle_norm1(N, H);
+    assert_int_equal(oracle_getri((int)N, H), 0);
+    const double kappa = hnorm * oracle_norm1(N, H);
+    const double diff = oracle_rel_diff(N, N, dbl, X, H);
+    const double bound = RES_LIMIT * (double)N * kappa * oracle_eps(dbl);
+    if (!(diff <= bound))
+        fail_msg("%s %s kind %d n=%d p=%d: ||X - X_lapack|| / ||X_lapack|| = %.3g, bound %.3g "
+                 "(kappa_1 %.3g)",
+                 what, dbl ? "double" : "single", kind, n, p, diff, bound, kappa);
+    free(H);
+    free(A);
+    free(B);
+    free(Ac);
+    free(Bc);
+    free(X);
+    free(info);
+}
+
+/* ---- the grids ---- */
+
+static void test_grid_clblast(void **state)
+{
+    (void)state;
+    if (!bcl_pcyclic_has_clblast())
+        skip();
+    bcl_context *ctx = tu_context();
+    use_method(ctx, 1, 0);
+    for (size_t i = 0; i < sizeof grid_n / sizeof grid_n[0]; ++i)
+        for (size_t j = 0; j < sizeof grid_p / sizeof grid_p[0]; ++j)
+            for (int kind = 0; kind < 2; ++kind)
+                check_batch(ctx, 1, kind, 0, grid_n[i], grid_p[j], 1, "clBLAST");
+    bcl_destroy(ctx);
+}
+
+static void test_grid_kernel(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    use_method(ctx, 2, 0);
+    for (size_t i = 0; i + 1 < sizeof grid_n / sizeof grid_n[0]; ++i) /* n <= 32 */
+        for (size_t j = 0; j < sizeof grid_p / sizeof grid_p[0]; ++j)
+            for (int kind = 0; kind < 2; ++kind)
+                check_batch(ctx, 1, kind, 0, grid_n[i], grid_p[j], 3, "kernel");
+    /* single precision: a sample */
+    check_batch(ctx, 0, 0, 0, 8, 7, 3, "kernel");
+    check_batch(ctx, 0, 1, 0, 17, 16, 2, "kernel");
+    bcl_destroy(ctx);
+}
+
+/* ---- numerics ---- */
+
+static void test_ill_conditioned(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    const double conds[] = {1e6, 1e10};
+    for (int method = 1; method <= 2; ++method) {
+        if (method == 1 && !bcl_pcyclic_has_clblast())
+            continue;
+        use_method(ctx, method, 0);
+        for (int c = 0; c < 2; ++c) {
+            check_batch(ctx, 1, 2, conds[c], 8, 16, 2, "ill-conditioned");
+            check_batch(ctx, 1, 2, conds[c], 32, 7, 1, "ill-conditioned");
+        }
+        check_batch(ctx, 0, 2, 1e3, 8, 7, 2, "ill-conditioned");
+    }
+    bcl_destroy(ctx);
+}
+
+/* p = 1 (H = A_1 + B_1), batches through the clBLAST method, single precision, and every split
+ * between the column and row versions of the back substitution. */
+static void test_variants(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    use_method(ctx, 2, 0);
+    check_batch(ctx, 1, 0, 0, 5, 1, 2, "kernel p=1");
+    if (bcl_pcyclic_has_clblast()) {
+        use_method(ctx, 1, 0);
+        check_batch(ctx, 1, 0, 0, 5, 1, 2, "clBLAST p=1");
+        check_batch(ctx, 1, 1, 0, 12, 9, 3, "clBLAST batch");
+        check_batch(ctx, 0, 0, 0, 20, 6, 2, "clBLAST single");
+        const int splits[] = {-1, 1, 2, 4, 8};
+        for (int s = 0; s < 5; ++s) {
+            use_method(ctx, 1, splits[s]);
+            check_batch(ctx, 1, 0, 0, 10, 8, 1, "clBLAST j_F");
+            char want[32];
+            snprintf(want, sizeof want, "j_F = %d of", splits[s] < 0 ? 0 : splits[s] > 7 ? 7 : splits[s]);
+            if (!strstr(bcl_last_kernel(ctx), want))
+                fail_msg("expected %s in: %s", want, bcl_last_kernel(ctx));
+        }
+        /* the model's choice, stated */
+        use_method(ctx, 1, 0);
+        check_batch(ctx, 1, 0, 0, 10, 8, 1, "clBLAST model");
+        assert_non_null(strstr(bcl_last_kernel(ctx), "model: host panel step"));
+    }
+    bcl_destroy(ctx);
+}
+
+/* Singular and NaN problems mid-batch: LAPACK's index in info, zeros in their inverse, and the
+ * neighbours bit for bit what a clean batch gives. */
+static void test_failure_isolation(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    for (int method = 1; method <= 2; ++method) {
+        if (method == 1 && !bcl_pcyclic_has_clblast())
+            continue;
+        use_method(ctx, method, 0);
+        const int n = 6, p = 5;
+        const size_t batch = 6, blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
+        double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
+        double *X = malloc(sizeof *X * NN * batch), *Xclean = malloc(sizeof *Xclean * NN * batch);
+        int info[6], info_clean[6];
+        make_blocks(0, 0, n, p, batch, 42, A, B);
+        TU_STATUS(ctx, BCL_SUCCESS, bcl_dpcyclic_inv(ctx, n, p, batch, A, B, Xclean, info_clean));
+        /* problem 1: block column 0 zero (R_11 = 0 at once); 3: the last block column zero
+         * (R(N,N) = 0 in the last block); 4: NaN in B_2 */
+        memset(A + 1 * blocks, 0, sizeof *A * n * n);
+        memset(B + 1 * blocks, 0, sizeof *B * n * n);
+        memset(A + 3 * blocks + (size_t)(p - 1) * n * n, 0, sizeof *A * n * n);
+        memset(B + 3 * blocks + (size_t)(p - 1) * n * n, 0, sizeof *B * n * n);
+        B[4 * blocks + (size_t)n * n + 3] = NAN;
+        TU_STATUS(ctx, BCL_NUMERICAL_FAILURE, bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info));
+        for (size_t k = 0; k < batch; ++k) {
+            const double *Xk = X + k * NN;
+            if (k == 1 || k == 3 || k == 4) {
+                if (k == 1)
+                    assert_int_equal(info[k], 1);
+                if (k == 3) /* the last block column is zero: R_pp's first column vanishes */
+                    assert_true(info[k] >= (p - 1) * n + 1 && info[k] <= (int)N);
+                if (k == 4)
+                    assert_true(info[k] >= 1 && info[k] <= (int)N);
+                for (size_t e = 0; e < NN; ++e)
+                    if (Xk[e] != 0)
+                        fail_msg("method %d: failed problem %zu has a nonzero inverse entry", method, k);
+            } else {
+                assert_int_equal(info[k], 0);
+                if (memcmp(Xk, Xclean + k * NN, sizeof *X * NN) != 0)
+                    fail_msg("method %d: neighbour %zu changed by the failed problems", method, k);
+            }
+        }
+        free(A);
+        free(B);
+        free(X);
+        free(Xclean);
+    }
+    bcl_destroy(ctx);
+}
+
+/* ---- device buffers, a failing clBLAST, bad arguments ---- */
+
+static void test_device_buffers(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    cl_context cl = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    for (int method = 1; method <= 2; ++method) {
+        if (method == 1 && !bcl_pcyclic_has_clblast())
+            continue;
+        /* single precision with clBLAST is covered in numerics: its kernels compile once */
+        for (int dbl = method == 1; dbl < 2; ++dbl) {
+            use_method(ctx, method, 0);
+            const int n = 7, p = 4;
+            const size_t batch = 3, blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
+            const size_t off = 3, es = dbl ? 8 : 4;
+            double *Ad = malloc(sizeof *Ad * blocks * batch), *Bd = malloc(sizeof *Bd * blocks * batch);
+            make_blocks(1, 0, n, p, batch, 5, Ad, Bd);
+            void *A = convert(Ad, blocks * batch, dbl), *B = convert(Bd, blocks * batch, dbl);
+            void *Xh = tu_alloc(NN * batch, dbl), *X = tu_alloc(NN * batch + off, dbl);
+            int info_h[3], info[3 + 3];
+            TU_STATUS(ctx, BCL_SUCCESS, invert(ctx, dbl, n, p, batch, A, B, Xh, info_h));
+            void *Aoff = tu_alloc(blocks * batch + off, dbl), *Boff = tu_alloc(blocks * batch + off, dbl);
+            memcpy((char *)Aoff + off * es, A, blocks * batch * es);
+            memcpy((char *)Boff + off * es, B, blocks * batch * es);
+            cl_int err;
+            cl_mem dA = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       (blocks * batch + off) * es, Aoff, &err);
+            cl_mem dB = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       (blocks * batch + off) * es, Boff, &err);
+            cl_mem dX = clCreateBuffer(cl, CL_MEM_READ_WRITE, (NN * batch + off) * es, NULL, &err);
+            cl_mem dI = clCreateBuffer(cl, CL_MEM_READ_WRITE, (batch + off) * sizeof(int), NULL, &err);
+            /* method 2 waits on the device for a user event; method 1 reads the blocks on the host
+             * and so waits there: give it one that is complete */
+            cl_event user = clCreateUserEvent(cl, &err), ev = NULL;
+            if (method == 1)
+                clSetUserEventStatus(user, CL_COMPLETE);
+            TU_STATUS(ctx, BCL_SUCCESS,
+                      dbl ? bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, off, dB, off, dX, off, dI, off,
+                                                1, &user, &ev)
+                          : bcl_spcyclic_inv_cl(ctx, n, p, batch, dA, off, dB, off, dX, off, dI, off,
+                                                1, &user, &ev));
+            if (method == 2)
+                clSetUserEventStatus(user, CL_COMPLETE);
+            assert_non_null(ev);
+            clEnqueueReadBuffer(q, dX, CL_TRUE, 0, (NN * batch + off) * es, X, 1, &ev, NULL);
+            clEnqueueReadBuffer(q, dI, CL_TRUE, 0, (batch + off) * sizeof(int), info, 0, NULL, NULL);
+            clReleaseEvent(ev);
+            clReleaseEvent(user);
+            for (size_t k = 0; k < batch; ++k)
+                assert_int_equal(info[off + k], 0);
+            if (memcmp((char *)X + off * es, Xh, NN * batch * es) != 0)
+                fail_msg("method %d %s: device-buffer results differ from the host-pointer path",
+                         method, dbl ? "double" : "single");
+            clReleaseMemObject(dA);
+            clReleaseMemObject(dB);
+            clReleaseMemObject(dX);
+            clReleaseMemObject(dI);
+            free(Ad);
+            free(Bd);
+            free(A);
+            free(B);
+            free(Aoff);
+            free(Boff);
+            free(X);
+            free(Xh);
+        }
+    }
+    bcl_destroy(ctx);
+}
+
+/* A clBLAST failure (forced) returns BCL_OPENCL_ERROR with clBLAST's status and leaves the
+ * outputs alone; without clBLAST in the build, the method is BCL_NOT_IMPLEMENTED. */
+static void test_clblast_failure(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    const int n = 4, p = 3;
+    const size_t blocks = (size_t)p * n * n, NN = (size_t)n * p * n * p;
+    double A[48], B[48], X[144];
+    int info[1];
+    make_blocks(0, 0, n, p, 1, 3, A, B);
+    (void)blocks;
+    tu_poison(X, sizeof X);
+    tu_poison(info, sizeof info);
+    use_method(ctx, 1, 0);
+    if (!bcl_pcyclic_has_clblast()) {
+        TU_STATUS(ctx, BCL_NOT_IMPLEMENTED, bcl_dpcyclic_inv(ctx, n, p, 1, A, B, X, info));
+        assert_non_null(strstr(bcl_last_error(ctx), "clBLAST"));
+    } else {
+        for (int cv = -1; cv <= 2; cv += 3) { /* fails in the row or the column version first */
+            use_method(ctx, 1, cv);
+            setenv("BATCHCL_CLBLAST_FAIL", "1", 1);
+            TU_STATUS(ctx, BCL_OPENCL_ERROR, bcl_dpcyclic_inv(ctx, n, p, 1, A, B, X, info));
+            unsetenv("BATCHCL_CLBLAST_FAIL");
+            assert_non_null(strstr(bcl_last_error(ctx), "clBLAST"));
+            assert_non_null(strstr(bcl_last_error(ctx), "BATCHCL_CLBLAST_FAIL"));
+            assert_true(tu_is_poisoned(X, sizeof X) && tu_is_poisoned(info, sizeof info));
+        }
+        /* and the next call works */
+        TU_STATUS(ctx, BCL_SUCCESS, bcl_dpcyclic_inv(ctx, n, p, 1, A, B, X, info));
+        assert_true(oracle_pcyclic_residual(n, p, A, B, 1, X) < RES_LIMIT);
+    }
+    /* the batched kernels need no clBLAST */
+    use_method(ctx, 2, 0);
+    setenv("BATCHCL_CLBLAST_FAIL", "1", 1);
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_dpcyclic_inv(ctx, n, p, 1, A, B, X, info));
+    unsetenv("BATCHCL_CLBLAST_FAIL");
+    assert_true(oracle_pcyclic_residual(n, p, A, B, 1, X) < RES_LIMIT);
+    (void)NN;
+    bcl_destroy(ctx);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    const int n = 3, p = 2;
+    const size_t batch = 2;
+    double A[36], B[36], X[72];
+    int info[2];
+    make_blocks(0, 0, n, p, batch, 9, A, B);
+    tu_poison(X, sizeof X);
+    tu_poison(info, sizeof info);
+#define BAD(expect, call)                                                                        \
+    do {                                                                                         \
+        TU_STATUS(ctx, expect, call);                                                            \
+        assert_true(strlen(bcl_last_error(ctx)) > 0 || (expect) == BCL_SUCCESS);                 \
+        assert_true(tu_is_poisoned(X, sizeof X) && tu_is_poisoned(info, sizeof info));           \
+    } while (0)
+    TU_STATUS(NULL, BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(NULL, n, p, batch, A, B, X, info));
+    assert_non_null(strstr(bcl_last_error(NULL), "argument 1 (ctx)"));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(ctx, -1, p, batch, A, B, X, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 2 (n = -1)"));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(ctx, n, -4, batch, A, B, X, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 3 (p = -4)"));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(ctx, n, p, (size_t)-1 / 64, A, B, X, info));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(ctx, n, p, batch, NULL, B, X, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 5 (A)"));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(ctx, n, p, batch, A, NULL, X, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 6 (B)"));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(ctx, n, p, batch, A, B, NULL, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 7 (Hinv)"));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, NULL));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 8 (info)"));
+    /* overlaps */
+    double big[200];
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(ctx, n, p, batch, big, B, big + 10, info));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv(ctx, n, p, batch, A, big + 30, big, info));
+    BAD(BCL_INVALID_ARGUMENT,
+        bcl_dpcyclic_inv(ctx, n, p, batch, A, B, big, (int *)(void *)(big + 5)));
+    /* the batched kernels' limits, parameters out of range */
+    bcl_params prm = {0};
+    prm.pcyclic_method = 2;
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &prm));
+    double *A33 = calloc(33 * 33 * 2, sizeof *A33), *B33 = calloc(33 * 33 * 2, sizeof *B33),
+           *X33 = calloc(66 * 66, sizeof *X33);
+    TU_STATUS(ctx, BCL_UNSUPPORTED_SIZE, bcl_dpcyclic_inv(ctx, 33, 2, 1, A33, B33, X33, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "n <= 32"));
+    assert_true(tu_is_poisoned(info, sizeof info));
+    free(A33);
+    free(B33);
+    free(X33);
+    prm.pcyclic_method = 3;
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT, bcl_set_params(ctx, &prm));
+    prm.pcyclic_method = 0;
+    prm.pcyclic_cv_columns = -2;
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT, bcl_set_params(ctx, &prm));
+    bcl_set_params(ctx, NULL);
+    /* zero sizes: success at once, nothing touched, NULL pointers accepted */
+    BAD(BCL_SUCCESS, bcl_dpcyclic_inv(ctx, 0, p, batch, NULL, NULL, NULL, NULL));
+    BAD(BCL_SUCCESS, bcl_dpcyclic_inv(ctx, n, 0, batch, A, B, X, info));
+    BAD(BCL_SUCCESS, bcl_spcyclic_inv(ctx, n, p, 0, NULL, NULL, NULL, NULL));
+    /* device-buffer entry points */
+    cl_int err;
+    cl_mem small = clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE, 64, NULL, &err);
+    cl_mem big1 = clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE, 4096, NULL, &err);
+    cl_mem big2 = clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE, 4096, NULL, &err);
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv_cl(ctx, n, p, batch, small, 0, big1, 0, big2, 0,
+                                                  big1, 0, 0, NULL, NULL));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 5 (A)"));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv_cl(ctx, n, p, batch, big1, 0, big1, 0, big2, 500,
+                                                  big1, 0, 0, NULL, NULL));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 9 (Hinv)"));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv_cl(ctx, n, p, batch, big1, 0, big1, 0, big1, 0,
+                                                  big2, 0, 0, NULL, NULL));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv_cl(ctx, n, p, batch, big1, 0, big1, 0, big2, 0,
+                                                  NULL, 0, 0, NULL, NULL));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dpcyclic_inv_cl(ctx, n, p, batch, big1, 0, big1, 0, big2, 0,
+                                                  big1, 0, 3, NULL, NULL));
+    cl_event ev = NULL;
+    BAD(BCL_SUCCESS, bcl_dpcyclic_inv_cl(ctx, n, p, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0, 0, NULL,
+                                         &ev));
+    assert_non_null(ev);
+    assert_int_equal(clWaitForEvents(1, &ev), CL_SUCCESS);
+    clReleaseEvent(ev);
+    clReleaseMemObject(small);
+    clReleaseMemObject(big1);
+    clReleaseMemObject(big2);
+    bcl_destroy(ctx);
+#undef BAD
+}
+
+int main(int argc, char **argv)
+{
+    const char *group = argc > 1 ? argv[1] : "all";
+    const struct CMUnitTest grid_clblast[] = {cmocka_unit_test(test_grid_clblast)};
+    const struct CMUnitTest grid_kernel[] = {cmocka_unit_test(test_grid_kernel)};
+    const struct CMUnitTest numerics[] = {cmocka_unit_test(test_ill_conditioned),
+                                          cmocka_unit_test(test_variants),
+                                          cmocka_unit_test(test_failure_isolation)};
+    const struct CMUnitTest api[] = {cmocka_unit_test(test_bad_arguments),
+                                     cmocka_unit_test(test_clblast_failure),
+                                     cmocka_unit_test(test_device_buffers)};
+    int failed = 0, all = !strcmp(group, "all");
+    if (all || !strcmp(group, "api"))
+        failed += cmocka_run_group_tests_name("pcyclic api", api, NULL, NULL);
+    if (all || !strcmp(group, "numerics"))
+        failed += cmocka_run_group_tests_name("pcyclic numerics", numerics, NULL, NULL);
+    if (all || !strcmp(group, "grid-kernel"))
+        failed += cmocka_run_group_tests_name("pcyclic grid kernel", grid_kernel, NULL, NULL);
+    if (all || !strcmp(group, "grid-clblast"))
+        failed += cmocka_run_group_tests_name("pcyclic grid clblast", grid_clblast, NULL, NULL);
+    return failed ? 1 : 0;
+}
