@@ -55,6 +55,7 @@ void pde_config_default(pde_config *cfg)
     cfg->concentration = 0.1;
     cfg->time_refine = 0.25;
     cfg->american = PDE_AMERICAN_SPLITTING;
+    cfg->chunk = 0;
 }
 
 /* ---- engine: kernel source and program ---- */
@@ -845,6 +846,8 @@ int pde_price(pde_engine *e, const pde_config *cfg, const pde_vol *vol, const pd
         chunk = 1u << 24;
     if (chunk == 0)
         return pde_fail(err, cap, "one contract's arrays do not fit the device");
+    if (cfg->chunk && chunk > cfg->chunk)
+        chunk = cfg->chunk;
     if (chunk > n)
         chunk = n;
     host_book h;

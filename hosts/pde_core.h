@@ -51,6 +51,8 @@ typedef struct {
     double time_refine;  /* τ = τa + L ((1 - β) u + β u²) in each time segment: refinement near
                           * maturity and after dividend dates */
     int american;        /* PDE_AMERICAN_SPLITTING or PDE_AMERICAN_PROJECTION */
+    size_t chunk;        /* at most this many contracts per device pass (0: as many as fit in
+                          * half the device memory) */
 } pde_config;
 
 /* Early exercise: after each step's solve, projection G = max(G, exercise value) (first order in

@@ -47,6 +47,8 @@ static void usage(void)
          "  --concentration A    sinh grid concentration, fraction of the domain (default 0.1)\n"
          "  --time-refine B      time steps tau = T((1-B)u + B u^2): refined near maturity and\n"
          "                       after dividend dates (0 <= B < 1, default 0.25)\n"
+         "  --chunk C            at most C contracts per device pass (default: as many as fit\n"
+         "                       in half the device memory)\n"
          "  --out FILE           results to FILE (default stdout)\n"
          "  --seed S             generator seed (default 1)\n"
          "  --time               print the wall-time split\n"
@@ -131,6 +133,9 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (!strcmp(a, "--concentration")) {
             TAKES_VALUE;
             o->cfg.concentration = atof(v);
+        } else if (!strcmp(a, "--chunk")) {
+            TAKES_VALUE;
+            o->cfg.chunk = strtoull(v, NULL, 10);
         } else if (!strcmp(a, "--out")) {
             TAKES_VALUE;
             o->out = v;
