@@ -22,4 +22,11 @@ export PKG_CONFIG_PATH="$libdir/pkgconfig"
 cc -o "$work/pc-consumer" "$src/tests/install/consumer.c" $(pkg-config --cflags --libs batchcl) -lm \
    -Wl,-rpath,"$libdir"
 BATCHCL_CACHE_DIR=off "$work/pc-consumer"
+# the PDE pricer (when the hosts were built) finds its kernel in the installed tree
+if [ -x "$work/prefix/bin/pde_pricer" ]; then
+  test -f "$work/prefix/share/batchcl/hosts/pde_pricer.cl" && test -f "$work/prefix/share/batchcl/hosts/pde_layout.h"
+  LD_LIBRARY_PATH="$libdir" BATCHCL_CACHE_DIR=off "$work/prefix/bin/pde_pricer" --generate 3 --m 32 --steps 16 \
+    --out "$work/prices.csv"
+  test "$(wc -l < "$work/prices.csv")" -eq 4
+fi
 echo "install: header, libraries, kernels, CMake package and pkg-config file work"
