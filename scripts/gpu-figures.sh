@@ -28,7 +28,7 @@ for part in $parts; do
     stamp "$part"
     case $part in
     tests) # the library's tests on the GPU (the grids are the CI's quick ones: the full grids run on PoCL)
-        BATCHCL_TEST_DEVICE=gpu BATCHCL_TEST_QUICK=1 ctest -j 4 --timeout 300 -E "install|hubbard" \
+        BATCHCL_TEST_DEVICE=gpu BATCHCL_TEST_QUICK=1 ctest -j 4 --timeout 200 -E "install|hubbard" \
             --output-on-failure >"$out/tests.log" 2>&1
         grep -E "tests passed|Failed|\*\*\*|Total Test" "$out/tests.log" >>"$log" ;;
     sysv)
@@ -42,15 +42,15 @@ for part in $parts; do
     geev)
         if [ -x ./pole_sweep ]; then
             mkdir -p /tmp/pole_sweep
-            { ./batchcl bench geev --n 5,10,15,20,25,30 --batch 500000 --mapping all
-              ./pole_sweep --out /tmp/pole_sweep; } >>"$log" 2>&1
+            { timeout 200 ./batchcl bench geev --n 5,10,15,20,25,30 --batch 500000 --mapping all
+              timeout 60 ./pole_sweep --out /tmp/pole_sweep; } >>"$log" 2>&1
         fi ;;
     pcyclic)
-        { ./batchcl bench pcyclic --n 32,64,128,256,512,1024 --order 10000 --reps 3
+        { timeout 150 ./batchcl bench pcyclic --n 32,64,128,256,512,1024 --order 10000 --reps 3
           ./hubbard_greens; } >>"$log" 2>&1 ;;
     pde)
         if [ -x ./pde_pricer ]; then
-            ./pde_pricer --bench >>"$log" 2>&1
+            { timeout 60 ./pde_pricer --bench --precision s; timeout 60 ./pde_pricer --bench --precision d; } >>"$log" 2>&1
         fi ;;
     esac
 done
