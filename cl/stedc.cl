@@ -179,7 +179,13 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
         misc[2] = 0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int nodes = misc[0], depth = misc[1];
+    const int nodes = active ? misc[0] : 0;
+    /* the merge loop below holds barriers: every work-item of the group runs the levels of the
+     * deepest tree among the group's problems (a shallower tree has nothing to merge there) */
+    int depth = 0;
+    for (int v = 0; v < mpg; ++v)
+        if ((uint)get_group_id(0) * (uint)mpg + (uint)v < count)
+            depth = max(depth, ((__local const int *)(lds + mpg * (n * n + 10 * n + 4)))[v * (12 * n + 4) + 12 * n + 1]);
     /* my leaf: the part of the deepest node holding my row, or the whole matrix */
     int leaf_s = 0, leaf_e = n, deep = -1;
     for (int q = 0; q < nodes; ++q)

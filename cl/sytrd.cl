@@ -54,30 +54,31 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
     __local realv *scal = ev + n; /* 0, 1: reflector scalars; 2, 3: the scaling and its undoing */
     const uint nn = (uint)(n * n), nb = (uint)(n * nrhs);
 
-    /* the lower triangle, mirrored (only it is read), and its largest magnitude */
-    realv amax = (realv)0;
+    /* the lower triangle, mirrored (only it is read) */
     if (active)
         for (int q = t; q < n * n; q += NT) {
             const int i = q % n, j = q / n;
             realv x;
             GATHER(x, A, offA, i >= j ? q : i * n + j, nn);
             sA[q] = x;
-            amax = fmax(amax, fabs(x));
         }
-    /* matrices with norms outside [SCALE_MIN, SCALE_MAX] are reduced scaled, as LAPACK does:
-     * the partial maxima meet in the 5n work vectors (in rounds if NT exceeds them) */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* matrices with norms outside [SCALE_MIN, SCALE_MAX] are reduced scaled, as LAPACK does: the
+     * largest magnitude from partial maxima over strided entries, met in the 5n work vectors
+     * (no barrier in a loop of rounds here: with one, PoCL 3.1 lost the later local stores) */
     {
         __local realv *part = vv;
-        const int slots = 5 * n;
-        for (int r = 0; r * slots < NT; ++r) {
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (t / slots == r)
-                part[t - r * slots] = r == 0 ? amax : fmax(part[t - r * slots], amax);
+        const int parts = min(NT, 5 * n);
+        if (t < parts) {
+            realv m = (realv)0;
+            for (int q = t; q < n * n; q += parts)
+                m = fmax(m, fabs(sA[q]));
+            part[t] = m;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (t == 0) {
             realv m = part[0];
-            for (int i = 1; i < min(NT, slots); ++i)
+            for (int i = 1; i < parts; ++i)
                 m = fmax(m, part[i]);
             const maskv small = (maskv)(m > (realv)0 && m < (realv)SCALE_MIN);
             const maskv large = (maskv)(m > (realv)SCALE_MAX);
