@@ -91,6 +91,22 @@ static results run(bcl_context *ctx, const ref_batch *b, int vectors, bcl_status
     return r;
 }
 
+/* The status of a call with eigenvectors (a forced mapping may not fit the device). */
+static bcl_status try_vectors(bcl_context *ctx, const ref_batch *b)
+{
+    const size_t nn = (size_t)b->n * b->n;
+    void *wr = tu_alloc(b->batch * (size_t)b->n, b->dbl), *wi = tu_alloc(b->batch * (size_t)b->n, b->dbl),
+         *VR = tu_alloc(b->batch * nn, b->dbl);
+    int *info = calloc(b->batch ? b->batch : 1, sizeof(int));
+    const bcl_status s = b->dbl ? bcl_dgeev(ctx, b->n, b->batch, b->A, wr, wi, VR, info)
+                                : bcl_sgeev(ctx, b->n, b->batch, b->A, wr, wi, VR, info);
+    free(wr);
+    free(wi);
+    free(VR);
+    free(info);
+    return s;
+}
+
 static void free_results(results *r)
 {
     free(r->wr);
@@ -308,6 +324,12 @@ static void test_vectors(void **state)
                     continue;
                 ref_batch b = make_batch(n, dbl, NULL, 0, 1, 31u * n + pi);
                 apply(ctx, v);
+                if (pi > 0) { /* a forced mapping may not fit this device's local memory */
+                    if (try_vectors(ctx, &b) == BCL_UNSUPPORTED_SIZE) {
+                        free_batch(&b);
+                        continue;
+                    }
+                }
                 results r = run(ctx, &b, 1, BCL_SUCCESS);
                 check(ctx, &b, &r, v->name);
                 /* the eigenvalues do not depend on whether vectors are wanted */
