@@ -364,6 +364,19 @@ static void release(dev_arrays *d)
     if (d->info) clReleaseMemObject(d->info);
 }
 
+/* the device time of the last call's kernels, as the library recorded them (bcl_last_step_times) */
+static void print_steps(bcl_context *ctx, const char *what)
+{
+    const char *names[16];
+    double sec[16];
+    const int k = bcl_last_step_times(ctx, names, sec, 16);
+    if (k <= 0)
+        return;
+    printf("#   %s, device time per kernel:", what);
+    for (int i = 0; i < k; ++i)
+        printf(" %s %.3f ms%s", names[i], sec[i] * 1e3, i + 1 < k ? "," : "\n");
+}
+
 static bcl_status device_time(bcl_context *ctx, bcl_method m, int n, int nrhs, size_t batch,
                               int dbl, dev_arrays *d, int reps, double *seconds)
 {
@@ -387,6 +400,12 @@ static bcl_status device_time(bcl_context *ctx, bcl_method m, int n, int nrhs, s
     }
     if (s == BCL_SUCCESS)
         *seconds = hu_median(t + 1, reps);
+    if (s == BCL_SUCCESS && m != BCL_LDLT) {
+        char what[64];
+        snprintf(what, sizeof what, "n = %d, method %s", n,
+                 m == BCL_HOUSEHOLDER_PCR ? "hpcr" : m == BCL_EIGEN ? "eigen" : "auto");
+        print_steps(ctx, what);
+    }
     free(t);
     return s;
 }
@@ -830,8 +849,12 @@ static int cmd_bench_syevd(options *o)
                         clReleaseEvent(ev);
                     }
                 }
-                if (s == BCL_SUCCESS)
+                if (s == BCL_SUCCESS) {
                     dev_s = hu_median(t + 1, o->reps);
+                    char what[32];
+                    snprintf(what, sizeof what, "syevd n = %d", n);
+                    print_steps(ctx, what);
+                }
                 else
                     printf("# device-resident syevd: %s: %s\n", bcl_status_string(s), bcl_last_error(ctx));
                 free(t);

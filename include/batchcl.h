@@ -382,9 +382,13 @@ bcl_status bcl_dgeev_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout
 
 /*
  * Where the device time of the last call of a routine that records its steps (bcl_xgeev,
- * bcl_xgeev_cl) went: up to `max` (name, seconds) pairs, from OpenCL profiling, each summed over
- * the call's chunks and launches. Names: "transfer in", "transfer out" (host-pointer calls that
- * copy), "rearrange", "hessenberg", "qr", "vectors". Waits for the call's commands to finish.
+ * bcl_xgeev_cl, and the eigen routines: bcl_xsytrd, bcl_xstedc, bcl_xsyevd(_cl), bcl_xsysv(x)(_cl)
+ * with BCL_HOUSEHOLDER_PCR, BCL_EIGEN or BCL_AUTO) went: up to `max` (name, seconds) pairs, from
+ * OpenCL profiling, each summed over the call's chunks and launches. Names: "transfer in",
+ * "transfer out" (host-pointer calls that copy), "rearrange", "hessenberg", "qr", "vectors" (geev);
+ * the kernel names "sytrd", "sytrd_apply", "residual", "stedc", "stedc_backtransform",
+ * "stedc_solve" (eigen routines; the tridiagonal solve of Householder + PCR is not itemized).
+ * Waits for the call's commands to finish.
  * Returns the number of entries (0 when nothing was recorded).
  */
 int bcl_last_step_times(bcl_context *ctx, const char **names, double *seconds, int max);

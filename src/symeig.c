@@ -110,7 +110,15 @@ static bcl_status run(bcl_context *ctx, cl_command_queue q, const kplan *p, cons
              "%s %s; %d work-items per problem, %zu problems and %zu work-items per group, %zu "
              "bytes of local memory",
              p->k->name, p->options, p->nt, p->per_group, p->group, p->local_bytes);
-    err = clEnqueueNDRangeKernel(q, p->k->kernel, 1, NULL, &global, &p->group, 0, NULL, event);
+    cl_event ev = NULL; /* every launch is recorded for bcl_last_step_times */
+    err = clEnqueueNDRangeKernel(q, p->k->kernel, 1, NULL, &global, &p->group, 0, NULL, &ev);
+    if (err == CL_SUCCESS) {
+        bcl_step_record(ctx, p->k->name, ev);
+        if (event)
+            *event = ev;
+        else
+            clReleaseEvent(ev);
+    }
     if (err != CL_SUCCESS)
         return bcl_fail(ctx, err == CL_OUT_OF_RESOURCES ? BCL_UNSUPPORTED_SIZE : BCL_OPENCL_ERROR,
                         "launching kernel %s (%zu work-items per group) failed: %s", p->k->name,
@@ -430,6 +438,7 @@ bcl_status bcl_symeig_sysv(bcl_context *ctx, const char *fn, int dbl, bcl_method
     const int need = method == BCL_EIGEN ? NEED_SYTRD | NEED_STEDC | NEED_RESID
                      : method == BCL_AUTO ? NEED_SYTRD | NEED_APPLY | NEED_RESID | NEED_STEDC
                                           : NEED_SYTRD | NEED_APPLY | NEED_RESID;
+    bcl_steps_reset(ctx, 0);
     s = make_plans(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, need, &sp);
     if (s != BCL_SUCCESS)
         return s;
@@ -509,6 +518,7 @@ bcl_status bcl_residual_host(bcl_context *ctx, const char *fn, int dbl, int n, i
                              void *residual)
 {
     sym_plans sp;
+    bcl_steps_reset(ctx, 0);
     bcl_status s = make_plans(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, NEED_RESID, &sp);
     if (s != BCL_SUCCESS)
         return s;
@@ -624,6 +634,7 @@ static bcl_status eig_host(bcl_context *ctx, const char *fn, int dbl, int what, 
     if (s != BCL_SUCCESS)
         return s;
     sym_plans sp;
+    bcl_steps_reset(ctx, 0);
     s = make_plans(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, what == 1 ? NEED_STEDC : what == 0 ? NEED_SYTRD : NEED_SYTRD | NEED_STEDC, &sp);
     if (s != BCL_SUCCESS)
         return s;
@@ -750,6 +761,7 @@ static bcl_status syevd_cl(bcl_context *ctx, const char *fn, int dbl, int n, siz
     if (s == BCL_SUCCESS)
         s = check_eigen_size(ctx, fn, n, dbl);
     sym_plans sp;
+    bcl_steps_reset(ctx, 0);
     if (s == BCL_SUCCESS)
         s = make_plans(ctx, fn, dbl, n, layout, NEED_SYTRD | NEED_STEDC, &sp);
     if (s != BCL_SUCCESS)
@@ -859,6 +871,7 @@ bcl_status bcl_symeig_sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_met
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
                         "%s: the interleaved layout takes offsets of 0 with this method", fn);
     sym_plans sp;
+    bcl_steps_reset(ctx, 0);
     s = make_plans(ctx, fn, dbl, n, layout, NEED_SYTRD | NEED_APPLY | NEED_RESID | NEED_STEDC, &sp);
     if (s != BCL_SUCCESS)
         return s;
