@@ -264,7 +264,7 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
             for (int i = 0; i < n; ++i)
                 AA(i, j) *= ratio;
     }
-    if (ok)
+    if (mine) /* also for a failed matrix: its D and Z are copied out (then ignored) */
         for (int i = t; i < n; i += P)
             dsc[i] = 1;
 
@@ -369,7 +369,7 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
     /* ---- Hessenberg reduction (Algorithm 1): reflector k = I - tau v v^T, v(0) = 1, zeroes
      * column k below the subdiagonal; applied from the left to rows k+1.. (one work-item per
      * column) and from the right to columns k+1.. (one work-item per row). ---- */
-    if (ok && wantz)
+    if (mine && wantz)
         for (int j = t; j < n; j += P)
             for (int i = 0; i < n; ++i)
                 ZZ(i, j) = i == j ? 1 : 0;

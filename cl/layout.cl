@@ -11,6 +11,16 @@ __kernel void batch_relayout(__global const real *src, ulong offS, int layS, ulo
                              int n, uint count, uint kpg, __local real *tile)
 {
     const uint lid = (uint)get_local_id(0), lsz = (uint)get_local_size(0);
+    if (kpg == 0) { /* a matrix larger than local memory: element by element, one matrix per group */
+        const uint k = (uint)get_group_id(0);
+        const bool square = per == (uint)(n * n);
+        for (uint e = lid; k < count && e < per; e += lsz) {
+            const uint i = e % (uint)n, j = e / (uint)n;
+            dst[offD + (square ? layout_addr_ij(layD, k, i, j, n, strideD) : layout_addr(layD, k, e, per, n, strideD))] =
+                src[offS + (square ? layout_addr_ij(layS, k, i, j, n, strideS) : layout_addr(layS, k, e, per, n, strideS))];
+        }
+        return; /* the whole group: kpg is uniform, and no barrier is skipped by part of it */
+    }
     const uint first = (uint)get_group_id(0) * kpg;
     const uint nprob = min(kpg, count - first);
     const bool square = per == (uint)(n * n);

@@ -69,14 +69,14 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
     {
         __local realv *part = vv;
         const int parts = min(NT, 5 * n);
-        if (t < parts) {
+        if (t < parts && active) { /* an empty slot's sA was never loaded */
             realv m = (realv)0;
             for (int q = t; q < n * n; q += parts)
                 m = fmax(m, fabs(sA[q]));
             part[t] = m;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (t == 0) {
+        if (t == 0 && active) {
             realv m = part[0];
             for (int i = 1; i < parts; ++i)
                 m = fmax(m, part[i]);
@@ -86,7 +86,7 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
             scal[3] = select(select((realv)1, m / (realv)SCALE_MAX, large), m / (realv)SCALE_MIN, small);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        const realv sc = scal[2];
+        const realv sc = active ? scal[2] : (realv)1;
         if (active)
             for (int q = t; q < n * n; q += NT)
                 sA[q] *= sc;

@@ -350,8 +350,10 @@ static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_comman
                                  ? ctx->dev.local_mem_bytes - pl->relayout->static_local
                                  : 0;
         const size_t budget = avail < ((size_t)32 << 10) ? avail : ((size_t)32 << 10);
+        /* kpg whole matrices per group through local memory; 0: a matrix does not fit (n >= 79
+         * in double on 48 KiB), copied element by element */
         cl_uint kpg = (cl_uint)(budget / (nn * es));
-        kpg = kpg < 1 ? 1 : kpg > 64 ? 64 : kpg;
+        kpg = kpg > 64 ? 64 : kpg;
         const cl_uint unn = (cl_uint)nn;
         const int dlay = pl->hess_layout;
         kk = pl->relayout->kernel;
@@ -362,10 +364,10 @@ static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_comman
         ARG(n);
         ARG(ucount);
         ARG(kpg);
-        ARG_LOCAL((size_t)kpg * nn * es);
+        ARG_LOCAL(kpg ? (size_t)kpg * nn * es : es);
         if (err != CL_SUCCESS)
             return bcl_fail(ctx, BCL_OPENCL_ERROR, "setting the rearrangement kernel's arguments");
-        s = launch(ctx, q, pl->relayout, (count + kpg - 1) / kpg, pl->relayout_group, "rearrange",
+        s = launch(ctx, q, pl->relayout, kpg ? (count + kpg - 1) / kpg : count, pl->relayout_group, "rearrange",
                    num_wait, wait, &ev);
         if (s != BCL_SUCCESS)
             return s;

@@ -3,6 +3,7 @@
  * Kernels: cl/sytrd.cl, cl/stedc.cl, and the symmetric tridiagonal solve of cl/tridiag.cl. */
 #include "internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -760,6 +761,10 @@ static bcl_status syevd_cl(bcl_context *ctx, const char *fn, int dbl, int n, siz
         s = bcl_check_buffer(ctx, fn, 11, "info", info, offInfo, batch, sizeof(int));
     if (s == BCL_SUCCESS)
         s = check_eigen_size(ctx, fn, n, dbl);
+    if (s == BCL_SUCCESS && batch > UINT_MAX) /* the kernels count problems in 32 bits */
+        s = bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
+                     "%s: batch = %zu exceeds %u problems per device-buffer call; split it", fn,
+                     batch, UINT_MAX);
     sym_plans sp;
     bcl_steps_reset(ctx, 0);
     if (s == BCL_SUCCESS)
@@ -867,6 +872,10 @@ bcl_status bcl_symeig_sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_met
     bcl_status s = check_eigen_size(ctx, fn, n, dbl);
     if (s != BCL_SUCCESS)
         return s;
+    if (batch > UINT_MAX) /* the kernels count problems in 32 bits */
+        return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
+                        "%s: batch = %zu exceeds %u problems per device-buffer call; split it", fn,
+                        batch, UINT_MAX);
     if (layout == BCL_LAYOUT_INTERLEAVED && (offA || offB || offX || offInfo))
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
                         "%s: the interleaved layout takes offsets of 0 with this method", fn);

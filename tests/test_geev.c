@@ -287,6 +287,16 @@ static void test_mappings(void **state)
                 free_batch(&b);
             }
         }
+    /* matrices larger than the rearrangement's local tile (80^2 doubles > 32 KiB): copied
+     * element by element on the way to the MWB layout */
+    {
+        ref_batch b = make_batch(80, 1, NULL, 0, 3, 811u);
+        apply(ctx, &variants[3]);
+        results r = run(ctx, &b, 0, BCL_SUCCESS);
+        check(ctx, &b, &r, "mwb-p1 n=80");
+        free_results(&r);
+        free_batch(&b);
+    }
     /* compiled for the exact n (the GPU build) */
     const variant exact = {"exact-n", BCL_MAPPING_SWB, BCL_MAPPING_SWB, 4, 4, 0, 1};
     for (int n = 17; n <= 17; ++n) {
