@@ -859,6 +859,7 @@ static const struct bcl_pcyclic_model *model_for(bsofi *w, cl_mem H, size_t offH
                 double t0 = seconds_now();
                 factor_step(w, 0, A, A);
                 m.host_step_s = seconds_now() - t0;
+                clFinish(w->q); /* its uploads read the arena that the next repetition refills */
             }
             w->p = p;
             free(A);
