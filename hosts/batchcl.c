@@ -145,6 +145,21 @@ static options parse(int argc, char **argv, int first)
             o.ppg = atoi(argv[++i]);
         else if (!strcmp(a, "--mapping") && v)
             o.mappings = argv[++i];
+        else if (!strcmp(a, "--vectors"))
+            o.vectors = 1;
+        else if (!strcmp(a, "--chunks") && v) {
+            ++i;
+            o.chunk_count = 0;
+            for (const char *c = v; *c && o.chunk_count < 32;) {
+                char *end;
+                const unsigned long long k = strtoull(c, &end, 10);
+                if (end == c)
+                    break;
+                if (k > 0)
+                    o.chunks[o.chunk_count++] = (size_t)k;
+                c = *end == ',' ? end + 1 : end;
+            }
+        }
         else if (!strcmp(a, "--precision") && v) {
             ++i;
             o.precision = !strcmp(v, "d") ? 1 : !strcmp(v, "both") ? 2 : 0;
