@@ -74,3 +74,9 @@ size_t bcl_count_failures(const int *info, size_t batch, size_t *first)
             *first = k;
     return failed;
 }
+
+bcl_status bcl_no_fp64(const bcl_context *ctx, const char *fn)
+{
+    return bcl_fail(ctx, BCL_NOT_IMPLEMENTED, "%s: device %s has no double precision", fn,
+                    ctx->dev.name);
+}

@@ -526,8 +526,7 @@ static bcl_status check_sizes(const bcl_context *ctx, const char *fn, int n, siz
 static bcl_status check_supported(const bcl_context *ctx, const char *fn, int n, int dbl)
 {
     if (dbl && !ctx->dev.has_fp64)
-        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED, "%s: device %s has no double precision", fn,
-                        ctx->dev.name);
+        return bcl_no_fp64(ctx, fn);
     if (n > GEEV_MAX_N)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE, "%s: n = %d exceeds the largest size, %d", fn,
                         n, GEEV_MAX_N);

@@ -49,7 +49,7 @@ typedef struct {
     cl_event event;
 } bcl_step_event;
 
-#define BCL_SCRATCH_ARRAYS 4
+#define BCL_SCRATCH_ARRAYS 9
 
 struct bcl_context {
     cl_platform_id platform;
@@ -208,6 +208,9 @@ void bcl_pipeline_release(bcl_context *ctx);
 
 /* Scratch array `idx` of the device-buffer calls, at least `bytes` long, kept between calls. */
 bcl_status bcl_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out);
+
+/* BCL_NOT_IMPLEMENTED for a double-precision call on a device without fp64, naming the device. */
+bcl_status bcl_no_fp64(const bcl_context *ctx, const char *fn);
 
 /* ---- step timing (bcl_last_step_times) ---- */
 

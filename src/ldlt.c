@@ -314,8 +314,7 @@ static bcl_status check_sizes(const bcl_context *ctx, const char *fn, int n, int
 static bcl_status check_n_supported(const bcl_context *ctx, const char *fn, int n, int dbl)
 {
     if (dbl && !ctx->dev.has_fp64)
-        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED, "%s: device %s has no double precision", fn,
-                        ctx->dev.name);
+        return bcl_no_fp64(ctx, fn);
     const int max_n = bcl_ldlt_max_n(ctx, dbl);
     if (n > max_n)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,

@@ -58,8 +58,7 @@ static bcl_status choose_method(const bcl_context *ctx, const char *fn, int n, i
                                 int dbl, int *method)
 {
     if (dbl && !ctx->dev.has_fp64)
-        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED, "%s: device %s has no double precision", fn,
-                        ctx->dev.name);
+        return bcl_no_fp64(ctx, fn);
     bcl_params prm;
     bcl_tuning_lookup(ctx, BCL_ROUTINE_PCYCLIC, dbl, n, &prm);
     const int small = n <= SMALL_NMAX && p <= SMALL_PMAX;

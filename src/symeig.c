@@ -416,8 +416,7 @@ static bcl_status host_solve_enqueue(bcl_context *ctx, void *user, cl_command_qu
 static bcl_status check_eigen_size(const bcl_context *ctx, const char *fn, int n, int dbl)
 {
     if (dbl && !ctx->dev.has_fp64)
-        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED, "%s: device %s has no double precision", fn,
-                        ctx->dev.name);
+        return bcl_no_fp64(ctx, fn);
     const int max_n = bcl_syevd_max_n(ctx, dbl);
     if (n > max_n)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
@@ -715,26 +714,6 @@ bcl_status bcl_dsyevd(bcl_context *ctx, int n, size_t batch, const double *A, do
 
 /* ---- device buffers ---- */
 
-/* scratch buffers of the context for device-buffer calls, grown on demand */
-static bcl_status device_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out)
-{
-    bcl_slot *s = &ctx->slot[BCL_MAX_QUEUES - 1];
-    const int at = 2 * BCL_MAX_STREAMS + idx;
-    if (s->dev_bytes[at] < bytes) {
-        if (s->dev[at])
-            clReleaseMemObject(s->dev[at]);
-        cl_int err;
-        s->dev[at] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
-        s->dev_bytes[at] = err == CL_SUCCESS ? bytes : 0;
-        if (err != CL_SUCCESS) {
-            s->dev[at] = NULL;
-            return bcl_cl_fail(ctx, err, "allocating device scratch");
-        }
-    }
-    *out = s->dev[at];
-    return BCL_SUCCESS;
-}
-
 static bcl_status syevd_cl(bcl_context *ctx, const char *fn, int dbl, int n, size_t batch,
                            bcl_layout layout, cl_mem A, size_t offA, cl_mem W, size_t offW,
                            cl_mem V, size_t offV, cl_mem info, size_t offInfo, cl_uint num_wait,
@@ -784,13 +763,13 @@ static bcl_status syevd_cl(bcl_context *ctx, const char *fn, int dbl, int n, siz
     b.stride = batch;
     b.nrhs = 1;
     cl_mem Q = NULL, d = NULL, e = NULL, Z = NULL;
-    s = device_scratch(ctx, 0, batch * nn * es, &Q);
+    s = bcl_scratch(ctx, 0, batch * nn * es, &Q);
     if (s == BCL_SUCCESS)
-        s = device_scratch(ctx, 1, batch * (size_t)n * es, &d);
+        s = bcl_scratch(ctx, 1, batch * (size_t)n * es, &d);
     if (s == BCL_SUCCESS)
-        s = device_scratch(ctx, 2, batch * (size_t)n * es, &e);
+        s = bcl_scratch(ctx, 2, batch * (size_t)n * es, &e);
     if (s == BCL_SUCCESS)
-        s = device_scratch(ctx, 3, batch * nn * es, &Z);
+        s = bcl_scratch(ctx, 3, batch * nn * es, &Z);
     if (s != BCL_SUCCESS)
         return s;
     b.Q = Q;
@@ -811,14 +790,14 @@ static bcl_status syevd_cl(bcl_context *ctx, const char *fn, int dbl, int n, siz
     cl_mem Wd = W, Vd = V;
     const int direct = offW == 0 && offV == 0 && offInfo == 0;
     if (!direct) {
-        s = device_scratch(ctx, 4, batch * (size_t)n * es, &Wd);
+        s = bcl_scratch(ctx, 4, batch * (size_t)n * es, &Wd);
         if (s == BCL_SUCCESS)
-            s = device_scratch(ctx, 5, batch * nn * es, &Vd);
+            s = bcl_scratch(ctx, 5, batch * nn * es, &Vd);
         if (s != BCL_SUCCESS)
             return s;
     }
     cl_mem infod = info;
-    if (!direct && (s = device_scratch(ctx, 6, batch * sizeof(int), &infod)) != BCL_SUCCESS)
+    if (!direct && (s = bcl_scratch(ctx, 6, batch * sizeof(int), &infod)) != BCL_SUCCESS)
         return s;
     b.w = Wd;
     b.S = Vd;
@@ -900,11 +879,11 @@ bcl_status bcl_symeig_sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_met
                              nn * es, es, sizeof(cl_uint)};
     cl_mem *dst[8] = {&b.Q, &b.d, &b.e, &b.w, &b.Z, &b.S, &b.r, &b.index};
     for (int i = 0; i < 8 && s == BCL_SUCCESS; ++i)
-        s = device_scratch(ctx, i, batch * sizes[i], dst[i]);
+        s = bcl_scratch(ctx, i, batch * sizes[i], dst[i]);
     cl_mem Bc = B;
     size_t offBc = offB;
     if (s == BCL_SUCCESS && X == B) { /* in place: keep B for the residual and the eigen path */
-        s = device_scratch(ctx, 8, batch * (size_t)n * (size_t)nrhs * es, &Bc);
+        s = bcl_scratch(ctx, 8, batch * (size_t)n * (size_t)nrhs * es, &Bc);
         offBc = 0;
     }
     if (s != BCL_SUCCESS)

@@ -280,8 +280,7 @@ static bcl_status check_sizes(const bcl_context *ctx, const char *fn, int m, int
 static bcl_status check_supported(const bcl_context *ctx, const char *fn, int m, int dbl)
 {
     if (dbl && !ctx->dev.has_fp64)
-        return bcl_fail(ctx, BCL_NOT_IMPLEMENTED, "%s: device %s has no double precision", fn,
-                        ctx->dev.name);
+        return bcl_no_fp64(ctx, fn);
     const int max_m = bcl_gtsv_max_m(ctx, dbl);
     if (m > max_m)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
