@@ -20,6 +20,7 @@
  * the exercise strategy, and what a truncated (pseudo-inverse) solve keeps small when the
  * coefficients themselves are ill-determined. */
 #include "batchcl.h"
+#include "hostutil.h"
 #include "matgen.h"
 #include "png.h"
 
@@ -28,7 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct {
     const char *device, *png;
@@ -36,13 +36,6 @@ typedef struct {
     double sigma, mu, t, T, strike, s0;
     unsigned long long seed;
 } options;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -321,7 +314,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "cva_regression: out of host memory\n");
         return 2;
     }
-    double t0 = now();
+    double t0 = hu_now();
     build_regressions(&o, A, b);
     int indefinite = 0;
     condition_numbers(n, L, A, kappa, &indefinite);
@@ -335,7 +328,7 @@ int main(int argc, char **argv)
                 e += br[i] * Al[i + (size_t)j * n] * br[j];
         bAb_ref[l] = e;
     }
-    printf("  built %d regressions and their double-precision references in %.2f s\n", L, now() - t0);
+    printf("  built %d regressions and their double-precision references in %.2f s\n", L, hu_now() - t0);
     int above5 = 0, above24 = 0;
     for (int l = 0; l < L; ++l) {
         above5 += kappa[l] > 1e5;
@@ -375,11 +368,11 @@ int main(int argc, char **argv)
         bcl_set_params(ctx, methods[mi].threshold > 0 ? &prm : NULL);
         /* a first call builds the kernels; the second is timed */
         for (int rep = 0; rep < 2; ++rep) {
-            t0 = now();
+            t0 = hu_now();
             s = dbl ? bcl_dsysvx(ctx, m, n, 1, (size_t)L, Aw, bw, X, info, res, path)
                     : bcl_ssysvx(ctx, m, n, 1, (size_t)L, Aw, bw, X, info, res, path);
         }
-        const double ms = (now() - t0) * 1e3;
+        const double ms = (hu_now() - t0) * 1e3;
         if (s != BCL_SUCCESS && s != BCL_NUMERICAL_FAILURE) {
             printf("  %-16s %s: %s\n", methods[mi].name, bcl_status_string(s), bcl_last_error(ctx));
             status = 1;

@@ -14,6 +14,7 @@
  * Usage: hubbard_greens [--device SPEC] [--lx 8] [--ly 8] [--slices 40] [--u 4] [--dtau 0.125]
  *                       [--seed 1] [--check all|N (slices checked)] */
 #include "batchcl.h"
+#include "hostutil.h"
 #include "matgen.h"
 #include "oracle.h"
 
@@ -22,18 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
             const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
             const double *beta, double *c, const int *ldc);
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void gemm(int n, const double *a, const double *b, double *c) /* c = a b, n x n */
 {
@@ -167,9 +160,9 @@ int main(int argc, char **argv)
             }
         }
         int info = 0;
-        double t0 = now();
+        double t0 = hu_now();
         s = bcl_dpcyclic_inv(ctx, n, L, 1, A, B, Ginv, &info);
-        const double secs = now() - t0;
+        const double secs = hu_now() - t0;
         if (s != BCL_SUCCESS) {
             fprintf(stderr, "hubbard_greens: bcl_dpcyclic_inv: %s: %s\n", bcl_status_string(s),
                     bcl_last_error(ctx));
