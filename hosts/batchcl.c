@@ -4,6 +4,7 @@
 #include "hostutil.h"
 #include "matgen.h"
 #include "oracle.h"
+#include "tuning_fields.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -437,6 +438,54 @@ static bcl_context *open_context(const options *o, bcl_device_info *dev)
     return ctx;
 }
 
+/* The tuning entry in force per routine, precision and a few sizes (or --n). */
+static void print_tuning(bcl_context *ctx, const options *o, const bcl_device_info *d)
+{
+    printf("  architecture: %s\n", d->architecture[0] ? d->architecture : "(not reported)");
+    const char *rep = bcl_tuning_report(ctx);
+    printf("tuning files%s\n%s", *rep ? ":" : ": none found (built-in heuristic only)", "");
+    for (const char *line = rep; *line;) {
+        const size_t len = strcspn(line, "\n");
+        printf("  %.*s\n", (int)len, line);
+        line += len + (line[len] == '\n');
+    }
+    static const char *const level_names[] = {"", "this device", "same architecture",
+                                              "same vendor", "same device type", "heuristic"};
+    puts("tuning in force (size: source, parameters; unset parameters are the routine's choice):");
+    for (int r = 0; bcl_tuning_routine(r); ++r) {
+        const char *name = bcl_tuning_routine(r);
+        const int is_tri = !strcmp(name, "tridiag");
+        static const int def_sizes[] = {8, 32, 64}, tri_sizes[] = {64, 1024};
+        const int *sizes = o->n_count ? o->n_list : is_tri ? tri_sizes : def_sizes;
+        const int count = o->n_count ? o->n_count : is_tri ? 2 : 3;
+        for (int dbl = 0; dbl < 2; ++dbl) {
+            if (dbl && !d->has_fp64)
+                continue;
+            printf("  %-8s %-6s", name, dbl ? "double" : "float");
+            for (int i = 0; i < count; ++i) {
+                bcl_tuning_choice c;
+                if (bcl_tuning_query(ctx, name, dbl, sizes[i], &c) != BCL_SUCCESS)
+                    continue;
+                printf("%s n=%d: %s", i ? ";" : "", sizes[i], level_names[c.level]);
+                if (c.level != BCL_TUNING_HEURISTIC && c.tuned_n != sizes[i])
+                    printf(" (tuned at n=%d)", c.tuned_n);
+                for (size_t f = 0; f < BCL_TUNING_FIELD_COUNT; ++f) {
+                    const long v = bcl_field_get(&c.params, &bcl_tuning_fields[f]);
+                    if (!v)
+                        continue;
+                    if (bcl_tuning_fields[f].kind == BCL_FIELD_MAPPING)
+                        printf(" %s=%s", bcl_tuning_fields[f].name, bcl_mapping_key((bcl_mapping)v));
+                    else
+                        printf(" %s=%ld", bcl_tuning_fields[f].name, v);
+                }
+                if (c.throughput > 0 && c.default_throughput > 0)
+                    printf(" (%.2fx the heuristic)", c.throughput / c.default_throughput);
+            }
+            putchar('\n');
+        }
+    }
+}
+
 static int cmd_info(const options *o)
 {
     cl_uint np = 0;
@@ -474,6 +523,7 @@ static int cmd_info(const options *o)
     printf("  eigen routines (sytrd, stedc, syevd, HOUSEHOLDER_PCR, EIGEN, AUTO) up to n = %d (float), "
            "%d (double)\n",
            bcl_syevd_max_n(ctx, 0), bcl_syevd_max_n(ctx, 1));
+    print_tuning(ctx, o, &d);
     bcl_destroy(ctx);
     return 0;
 }

@@ -22,6 +22,7 @@
  * BATCHCL_DEVICE_MEMORY_LIMIT (bytes of device memory the library may plan for),
  * BATCHCL_ZERO_COPY=0 (copy through device buffers even on devices sharing host memory),
  * BATCHCL_STAGING=0|1 (stage pageable host memory through pinned buffers; default on discrete GPUs),
+ * BATCHCL_TUNING_DIR (directories of tuning files searched first, see bcl_tuning_query),
  * BATCHCL_BUILD_OPTIONS (extra OpenCL build options for every kernel: experiments and tuning),
  * BATCHCL_PCYCLIC_CALIBRATE=1 (measure the p-cyclic performance model again),
  * BATCHCL_CLBLAST_FAIL=1 (make every clBLAST call report a failure: tests of that path).
@@ -145,6 +146,9 @@ typedef struct {
     cl_uint vector_width_double;
     cl_ulong global_mem_bytes;
     cl_ulong max_alloc_bytes;
+    char architecture[128];     /* for the tuning files' fallback: NVIDIA "sm_90" (compute
+                                 * capability), AMD the gfx target, PoCL its LLVM target; empty
+                                 * where the driver does not tell */
 } bcl_device_info;
 
 /* ---- context -------------------------------------------------------------------------------- */
@@ -180,6 +184,58 @@ const char *bcl_last_kernel(const bcl_context *ctx);
 
 /* Force execution parameters (see bcl_params); NULL restores the tuning table. */
 bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params);
+
+/* ---- tuning database (tuning/db/<device>.json, written by batchcl-tune) ------------------------------
+ *
+ * The parameters a routine runs with come from, in this order: bcl_set_params (forced fields);
+ * a tuning file for this exact device (vendor and name) in $BATCHCL_TUNING_DIR (':'-separated),
+ * then in the installed tuning directory, then in the source tree's tuning/db; a file for the
+ * same architecture (bcl_device_info.architecture); one for the same vendor and device type; one
+ * for the same device type; the built-in heuristic. Within that order an entry for the exact size
+ * wins over the nearest tuned size. Files are read when the context is created; a malformed file,
+ * or one that does not follow the format, is reported once on stderr (and in bcl_tuning_report)
+ * and skipped.
+ */
+typedef enum {
+    BCL_TUNING_EXACT = 1,     /* a file for this device */
+    BCL_TUNING_ARCHITECTURE,  /* a file for another device of the same architecture */
+    BCL_TUNING_VENDOR,        /* ... of the same vendor and device type */
+    BCL_TUNING_DEVICE_TYPE,   /* ... of the same device type (GPU, CPU) */
+    BCL_TUNING_HEURISTIC      /* no file applies: the built-in heuristic */
+} bcl_tuning_level;
+
+typedef struct {
+    bcl_tuning_level level;
+    char file[1024];           /* the tuning file; empty for the heuristic */
+    int tuned_n;               /* the size of the entry used: n, or the nearest tuned size */
+    double throughput;         /* problems/s the tuner measured with the entry (0: unknown) */
+    double default_throughput; /* problems/s it measured with the built-in heuristic's choice */
+    bcl_params params;         /* what the routine receives (forced fields included); fields
+                                * left 0 / BCL_MAPPING_AUTO are decided by the routine */
+} bcl_tuning_choice;
+
+/*
+ * The tuning entry in force for `routine` in precision dbl (0 float, 1 double) at size n:
+ * "ldlt" (bcl_xsysv with BCL_LDLT, bcl_xsytrf_ldlt), "tridiag" (gtsv, ptsv; n is m),
+ * "sytrd" (the Householder step of sytrd, syevd and the Householder / eigen methods of sysv),
+ * "geev", "pcyclic" (n is the block size).
+ */
+bcl_status bcl_tuning_query(const bcl_context *ctx, const char *routine, int dbl, int n,
+                            bcl_tuning_choice *out);
+
+/* The names of the tuned routines: bcl_tuning_routine(i) for i = 0, 1, ... until NULL. */
+const char *bcl_tuning_routine(int i);
+
+/*
+ * Replace the tuning search path by a ':'-separated list of directories and read the files again;
+ * NULL restores the default ($BATCHCL_TUNING_DIR, the installed directory, the source tree's
+ * tuning/db), "" uses no file (the heuristic only).
+ */
+bcl_status bcl_set_tuning_path(bcl_context *ctx, const char *paths);
+
+/* What reading the tuning files found: one line per file (used, for which level, or skipped and
+ * why). Empty when no directory held a file. */
+const char *bcl_tuning_report(const bcl_context *ctx);
 
 /*
  * Replace the kernel search path by a ':'-separated list of directories. NULL restores the default

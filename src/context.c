@@ -8,6 +8,8 @@
 
 #define CL_DEVICE_WARP_SIZE_NV_ 0x4003      /* cl_nv_device_attribute_query */
 #define CL_DEVICE_WAVEFRONT_WIDTH_AMD_ 0x4043 /* cl_amd_device_attribute_query */
+#define CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV_ 0x4000
+#define CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV_ 0x4001
 
 static _Thread_local char thread_error[4096];
 
@@ -216,6 +218,31 @@ static int pick_device(const device_entry *list, int count, const char *spec)
     return -1;
 }
 
+/* The architecture that tuning files fall back to: NVIDIA's compute capability, AMD's gfx target
+ * (its device name up to the first ':'), PoCL's LLVM target (the HSTR of the device version). */
+static void query_architecture(bcl_context *ctx)
+{
+    bcl_device_info *d = &ctx->dev;
+    cl_uint major = 0, minor = 0;
+    if (clGetDeviceInfo(ctx->device, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV_, sizeof major, &major,
+                        NULL) == CL_SUCCESS &&
+        clGetDeviceInfo(ctx->device, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV_, sizeof minor, &minor,
+                        NULL) == CL_SUCCESS &&
+        major) {
+        snprintf(d->architecture, sizeof d->architecture, "sm_%u%u", major, minor);
+        return;
+    }
+    if (!strncmp(d->name, "gfx", 3)) {
+        snprintf(d->architecture, sizeof d->architecture, "%.*s", (int)strcspn(d->name, ":"),
+                 d->name);
+        return;
+    }
+    const char *hstr = strstr(d->opencl_version, "HSTR: ");
+    if (hstr)
+        snprintf(d->architecture, sizeof d->architecture, "pocl-%.*s",
+                 (int)strcspn(hstr + 6, " "), hstr + 6);
+}
+
 static void query_device(bcl_context *ctx)
 {
     bcl_device_info *d = &ctx->dev;
@@ -259,6 +286,7 @@ static void query_device(bcl_context *ctx)
         d->work_group_multiple = width;
     else
         d->work_group_multiple = 0; /* filled from the first kernel built */
+    query_architecture(ctx);
 }
 
 static void default_cache_dir(bcl_context *ctx)
@@ -291,6 +319,7 @@ static bcl_status finish_context(bcl_context *ctx, int first_queue)
         if (cap > 0 && cap < ctx->dev.max_alloc_bytes)
             ctx->dev.max_alloc_bytes = cap;
     }
+    bcl_tuning_load(ctx);
     const char *zero_copy = getenv("BATCHCL_ZERO_COPY");
     ctx->zero_copy = ctx->dev.host_unified_memory && !(zero_copy && atoi(zero_copy) == 0);
     const char *staging = getenv("BATCHCL_STAGING");
@@ -433,6 +462,8 @@ void bcl_destroy(bcl_context *ctx)
     if (ctx->cl)
         clReleaseContext(ctx->cl);
     free(ctx->kernel_path);
+    bcl_tuning_release(ctx);
+    free(ctx->tuning_path);
     free(ctx->error);
     free(ctx);
 }

@@ -49,6 +49,32 @@ typedef struct {
     cl_event event;
 } bcl_step_event;
 
+typedef enum {
+    BCL_ROUTINE_LDLT = 0,
+    BCL_ROUTINE_GEEV,
+    BCL_ROUTINE_TRIDIAG,
+    BCL_ROUTINE_SYTRD,
+    BCL_ROUTINE_PCYCLIC,
+    BCL_ROUTINE_COUNT
+} bcl_routine;
+
+/* One tuned entry of a tuning file: the parameters it sets (others 0 / BCL_MAPPING_AUTO). */
+typedef struct {
+    bcl_routine routine;
+    int dbl, n;
+    bcl_params params;
+    double throughput, default_throughput;
+} bcl_tuned_entry;
+
+/* A tuning file that applies to the context's device, in priority order. */
+typedef struct bcl_tuning_file {
+    struct bcl_tuning_file *next;
+    char *path;
+    bcl_tuning_level level;
+    bcl_tuned_entry *entries;
+    size_t count;
+} bcl_tuning_file;
+
 #define BCL_SCRATCH_ARRAYS 9
 
 struct bcl_context {
@@ -78,6 +104,12 @@ struct bcl_context {
     bcl_step_event *steps;
     int nsteps, steps_cap;
     int recording; /* the pipeline records its transfers */
+    /* tuning files that apply to this device, best first; the search path set by
+     * bcl_set_tuning_path (NULL: default), and what reading the files found */
+    bcl_tuning_file *tuning;
+    char *tuning_path;
+    int tuning_path_set;
+    char *tuning_report;
     /* block p-cyclic inversion: the performance model's constants measured on this context */
     struct bcl_pcyclic_model {
         int n, dbl;
@@ -102,24 +134,32 @@ void bcl_clear_error(const bcl_context *ctx);
 bcl_status bcl_get_kernel(bcl_context *ctx, const char *file, const char *options,
                           const char *name, bcl_kernel_entry **out);
 
+/* share/batchcl/<sub> beside the library's directory (an installed tree that was moved). */
+void bcl_relative_data_dir(char *out, size_t cap, const char *sub);
+/* A search path "$env_name:<beside the library>/share/batchcl/<sub>:installed:source" (malloc'd). */
+char *bcl_data_search_path(const char *env_name, const char *sub, const char *installed,
+                           const char *source);
+
 /* 64-bit FNV-1a, used for cache keys and checksums. */
 uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 #define BCL_HASH_SEED 0xcbf29ce484222325ULL
 
 /* ---- tuning ---- */
 
-typedef enum {
-    BCL_ROUTINE_LDLT = 0,
-    BCL_ROUTINE_GEEV,
-    BCL_ROUTINE_TRIDIAG,
-    BCL_ROUTINE_SYTRD,
-    BCL_ROUTINE_PCYCLIC,
-    BCL_ROUTINE_COUNT
-} bcl_routine;
 
-/* Parameters for a routine, precision and size: the forced ones where set, else the table's. */
+/* Parameters for a routine, precision and size: the forced ones where set, else the tuning
+ * files' (src/tuning.c), else the built-in heuristic's. */
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
                        bcl_params *out);
+
+/* "ldlt", "geev", ... (the tuning files' names); -1 / NULL when unknown */
+const char *bcl_routine_key(bcl_routine r);
+int bcl_routine_from_key(const char *key);
+
+/* (Re)read the tuning files of the context's search path; never fails (problems go to the
+ * report). */
+void bcl_tuning_load(bcl_context *ctx);
+void bcl_tuning_release(bcl_context *ctx);
 
 /* ---- transfer pipeline ---- */
 

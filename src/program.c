@@ -53,13 +53,13 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-/* share/batchcl/cl beside the directory holding this library: an installed tree that was moved
- * still finds its kernels. Empty when the library's path is unknown. */
-static void relative_kernel_dir(char *out, size_t cap)
+/* share/batchcl/<sub> beside the directory holding this library: an installed tree that was
+ * moved still finds its kernels and tuning files. Empty when the library's path is unknown. */
+void bcl_relative_data_dir(char *out, size_t cap, const char *sub)
 {
     Dl_info info;
     out[0] = 0;
-    if (!dladdr((void *)&relative_kernel_dir, &info) || !info.dli_fname)
+    if (!dladdr((void *)&bcl_relative_data_dir, &info) || !info.dli_fname)
         return;
     char lib[1024];
     snprintf(lib, sizeof lib, "%s", info.dli_fname);
@@ -70,7 +70,7 @@ static void relative_kernel_dir(char *out, size_t cap)
     slash = strrchr(lib, '/');
     if (slash)
         *slash = 0;
-    snprintf(out, cap, "%s/share/batchcl/cl", slash ? lib : "..");
+    snprintf(out, cap, "%s/share/batchcl/%s", slash ? lib : "..", sub);
 }
 
 /* The directories searched, in order, as one ':'-separated string: $BATCHCL_KERNEL_DIR, beside
@@ -79,15 +79,21 @@ static char *search_path(const bcl_context *ctx)
 {
     if (ctx->kernel_path)
         return strdup(ctx->kernel_path);
-    const char *env = getenv("BATCHCL_KERNEL_DIR");
+    return bcl_data_search_path("BATCHCL_KERNEL_DIR", "cl", BCL_INSTALL_KERNEL_DIR,
+                                BCL_SOURCE_KERNEL_DIR);
+}
+
+char *bcl_data_search_path(const char *env_name, const char *sub, const char *installed,
+                           const char *source)
+{
+    const char *env = getenv(env_name);
     char beside[1100];
-    relative_kernel_dir(beside, sizeof beside);
-    size_t len = (env ? strlen(env) : 0) + strlen(beside) + strlen(BCL_INSTALL_KERNEL_DIR) +
-                 strlen(BCL_SOURCE_KERNEL_DIR) + 4;
+    bcl_relative_data_dir(beside, sizeof beside, sub);
+    const size_t len = (env ? strlen(env) : 0) + strlen(beside) + strlen(installed) +
+                       strlen(source) + 4;
     char *path = malloc(len);
     if (path)
-        snprintf(path, len, "%s:%s:%s:%s", env ? env : "", beside, BCL_INSTALL_KERNEL_DIR,
-                 BCL_SOURCE_KERNEL_DIR);
+        snprintf(path, len, "%s:%s:%s:%s", env ? env : "", beside, installed, source);
     return path;
 }
 

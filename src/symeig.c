@@ -169,7 +169,9 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
         snprintf(variant, sizeof variant, "-DNT=%d -DVW=%d", nt, vw);
         /* collaborative: several matrices per group on GPUs; on CPUs one (a group runs on one
          * core anyway, and PoCL 3.1 lost local stores of this kernel with 64 matrices per group) */
-        const size_t collab_target = ctx->dev.is_gpu ? 128 : (size_t)nt;
+        const size_t collab_target = !ctx->dev.is_gpu               ? (size_t)nt
+                                     : p.problems_per_group > 0 ? (size_t)p.problems_per_group * (size_t)nt
+                                                                : 128;
         s = make_kplan(ctx, fn, "sytrd.cl", "sytrd", variant, dbl, layout, nt, vw,
                        sytrd_local(n, es) * (size_t)vw,
                        simd ? (size_t)(p.problems_per_group ? p.problems_per_group / vw : 2) : collab_target,

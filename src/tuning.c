@@ -1,8 +1,13 @@
-/* Parameter table: which variant runs for a routine, precision and size on this device.
- * For now a built-in heuristic per device type (the autotuner's database plugs in here); forced
- * parameters (bcl_set_params) override it field by field. */
+/* Parameter table: which variant runs for a routine, precision and size on this device. The
+ * built-in heuristic per device type, overridden field by field by the entry of a tuning file
+ * (tuning/db/<device>.json, written by batchcl-tune; read in src/tuning_db.c), overridden in turn by
+ * the forced parameters of bcl_set_params. */
 #include "internal.h"
+#include "tuning_fields.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void ldlt_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_params *p)
@@ -93,8 +98,105 @@ static void sytrd_heuristic(const bcl_device_info *dev, int dbl, bcl_params *p)
     p->mapping = BCL_MAPPING_COLLABORATIVE;
 }
 
-void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
-                       bcl_params *out)
+/* Copy the fields src sets over out. Setting a mapping resets the work-items count that went
+ * with the previous one, unless src sets that too. */
+static void overlay(bcl_params *out, const bcl_params *src)
+{
+    if (src->mapping != BCL_MAPPING_AUTO)
+        out->work_items_per_problem = 0;
+    if (src->qr_mapping != BCL_MAPPING_AUTO)
+        out->qr_work_items = 0;
+    for (size_t i = 0; i < BCL_TUNING_FIELD_COUNT; ++i) {
+        const long v = bcl_field_get(src, &bcl_tuning_fields[i]);
+        if (v != 0)
+            bcl_field_set(out, &bcl_tuning_fields[i], v);
+    }
+}
+
+static int pow2_at_least(int n)
+{
+    int p = 1;
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
+/* An entry tuned at size n0 used at size n: counts that follow the size are rescaled. */
+static void adapt(bcl_routine routine, int n0, int n, bcl_params *p)
+{
+    if (n0 == n)
+        return;
+    switch (routine) {
+    case BCL_ROUTINE_LDLT:
+        if (p->mapping == BCL_MAPPING_HYBRID && p->work_items_per_problem > 0) {
+            /* keep the rows per work-item, and the work-items per group */
+            const int rows = (n0 + p->work_items_per_problem - 1) / p->work_items_per_problem;
+            const int nstar = (n + rows - 1) / rows;
+            if (p->problems_per_group > 0) {
+                const long group = (long)p->problems_per_group * p->work_items_per_problem;
+                p->problems_per_group = (int)(group / nstar > 0 ? group / nstar : 1);
+            }
+            p->work_items_per_problem = nstar;
+            if (nstar >= n) {
+                p->mapping = BCL_MAPPING_COLLABORATIVE;
+                p->work_items_per_problem = 0;
+            }
+        }
+        break;
+    case BCL_ROUTINE_SYTRD:
+        p->work_items_per_problem = 0; /* the routine's own: the next power of two */
+        break;
+    case BCL_ROUTINE_GEEV: {
+        const int cap = pow2_at_least(n < 2 ? 2 : n);
+        if (p->work_items_per_problem > cap)
+            p->work_items_per_problem = cap;
+        if (p->qr_work_items > cap)
+            p->qr_work_items = cap;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* The tuned entry for (routine, dbl, n): an exact size in the best file that has one, else the
+ * nearest size in the best file tuned for the routine and precision (tridiagonal sizes compare on
+ * a log scale). NULL when no file covers the routine and precision. */
+static const bcl_tuned_entry *find_entry(const bcl_context *ctx, bcl_routine routine, int dbl,
+                                         int n, const bcl_tuning_file **file)
+{
+    for (const bcl_tuning_file *f = ctx->tuning; f; f = f->next)
+        for (size_t i = 0; i < f->count; ++i) {
+            const bcl_tuned_entry *e = &f->entries[i];
+            if (e->routine == routine && e->dbl == dbl && e->n == n) {
+                *file = f;
+                return e;
+            }
+        }
+    for (const bcl_tuning_file *f = ctx->tuning; f; f = f->next) {
+        const bcl_tuned_entry *best = NULL;
+        double best_d = 0;
+        for (size_t i = 0; i < f->count; ++i) {
+            const bcl_tuned_entry *e = &f->entries[i];
+            if (e->routine != routine || e->dbl != dbl)
+                continue;
+            const double d = routine == BCL_ROUTINE_TRIDIAG ? fabs(log((double)e->n / n))
+                                                            : fabs((double)(e->n - n));
+            if (!best || d < best_d || (d == best_d && e->n < best->n)) {
+                best = e;
+                best_d = d;
+            }
+        }
+        if (best) {
+            *file = f;
+            return best;
+        }
+    }
+    return NULL;
+}
+
+static void lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n, bcl_params *out,
+                   bcl_tuning_choice *why)
 {
     memset(out, 0, sizeof *out);
     switch (routine) {
@@ -114,45 +216,85 @@ void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int
     case BCL_ROUTINE_COUNT:
         break;
     }
-    const bcl_params *f = &ctx->forced;
-    if (f->mapping != BCL_MAPPING_AUTO) {
-        out->mapping = f->mapping;
-        out->work_items_per_problem = 0;
+    const bcl_tuning_file *file = NULL;
+    const bcl_tuned_entry *e = find_entry(ctx, routine, dbl, n, &file);
+    if (why) {
+        memset(why, 0, sizeof *why);
+        why->level = BCL_TUNING_HEURISTIC;
     }
-    if (f->work_items_per_problem)
-        out->work_items_per_problem = f->work_items_per_problem;
-    if (f->problems_per_group)
-        out->problems_per_group = f->problems_per_group;
-    if (f->specialize)
-        out->specialize = f->specialize;
-    if (f->simd_interleaved)
-        out->simd_interleaved = f->simd_interleaved;
-    if (f->unroll)
-        out->unroll = f->unroll;
-    if (f->rows_per_work_item)
-        out->rows_per_work_item = f->rows_per_work_item;
+    if (e) {
+        bcl_params tuned = e->params;
+        adapt(routine, e->n, n, &tuned);
+        overlay(out, &tuned);
+        if (why) {
+            why->level = file->level;
+            snprintf(why->file, sizeof why->file, "%s", file->path);
+            why->tuned_n = e->n;
+            why->throughput = e->throughput;
+            why->default_throughput = e->default_throughput;
+        }
+    }
+    const bcl_params *f = &ctx->forced;
+    overlay(out, f);
     if (f->eigen_threshold > 0)
         out->eigen_threshold = f->eigen_threshold;
     if (f->auto_residual > 0)
         out->auto_residual = f->auto_residual;
-    if (f->problems_per_work_item)
-        out->problems_per_work_item = f->problems_per_work_item;
-    if (f->chunk_problems)
-        out->chunk_problems = f->chunk_problems;
-    if (f->queues)
-        out->queues = f->queues;
-    if (f->qr_mapping != BCL_MAPPING_AUTO) {
-        out->qr_mapping = f->qr_mapping;
-        out->qr_work_items = 0;
-    }
-    if (f->qr_work_items)
-        out->qr_work_items = f->qr_work_items;
-    if (f->hess_layout)
-        out->hess_layout = f->hess_layout;
     if (f->qr_sweeps_max)
         out->qr_sweeps_max = f->qr_sweeps_max;
-    if (f->pcyclic_method)
-        out->pcyclic_method = f->pcyclic_method;
-    if (f->pcyclic_cv_columns)
-        out->pcyclic_cv_columns = f->pcyclic_cv_columns;
+    if (why)
+        why->params = *out;
+}
+
+void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
+                       bcl_params *out)
+{
+    lookup(ctx, routine, dbl, n, out, NULL);
+}
+
+static const char *const routine_keys[BCL_ROUTINE_COUNT] = {"ldlt", "geev", "tridiag", "sytrd",
+                                                            "pcyclic"};
+
+const char *bcl_routine_key(bcl_routine r)
+{
+    return (int)r >= 0 && r < BCL_ROUTINE_COUNT ? routine_keys[r] : NULL;
+}
+
+int bcl_routine_from_key(const char *key)
+{
+    for (int i = 0; i < BCL_ROUTINE_COUNT; ++i)
+        if (!strcmp(key, routine_keys[i]))
+            return i;
+    return -1;
+}
+
+const char *bcl_tuning_routine(int i)
+{
+    /* in the order a user meets them */
+    static const bcl_routine order[] = {BCL_ROUTINE_LDLT, BCL_ROUTINE_TRIDIAG, BCL_ROUTINE_SYTRD,
+                                        BCL_ROUTINE_GEEV, BCL_ROUTINE_PCYCLIC};
+    return i >= 0 && i < (int)(sizeof order / sizeof order[0]) ? routine_keys[order[i]] : NULL;
+}
+
+bcl_status bcl_tuning_query(const bcl_context *ctx, const char *routine, int dbl, int n,
+                            bcl_tuning_choice *out)
+{
+    if (!ctx)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "bcl_tuning_query: argument 1 (ctx) is NULL");
+    const int r = routine ? bcl_routine_from_key(routine) : -1;
+    if (r < 0)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "bcl_tuning_query: argument 2 (routine) \"%s\" is not one of ldlt, "
+                        "tridiag, sytrd, geev, pcyclic",
+                        routine ? routine : "(null)");
+    if (dbl != 0 && dbl != 1)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "bcl_tuning_query: argument 3 (dbl) = %d is not 0 or 1", dbl);
+    if (n < 1)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_tuning_query: argument 4 (n) = %d < 1", n);
+    if (!out)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_tuning_query: argument 5 (out) is NULL");
+    bcl_params p;
+    lookup(ctx, (bcl_routine)r, dbl, n, &p, out);
+    return BCL_SUCCESS;
 }
