@@ -3,12 +3,15 @@
 # Debian packages (the lent H100): build from .deps/ (scripts/device-env.sh), print the device,
 # run the GPU test subset and the benchmarks. Each part writes its own log into OUT_DIR (default
 # ./gpu-figures) as it goes, so a run cut short still leaves what it measured.
-#   bash scripts/gpu-figures.sh [OUT_DIR] [PART...]     parts: sysv syevd geev pcyclic pde cva tests
+#   bash scripts/gpu-figures.sh [OUT_DIR] [PART...]     parts: sysv syevd geev pcyclic pde cva tests tune
+# tune: batchcl-tune into tuning/db (resuming the file there), cut at TUNE_SECONDS (default 450;
+# run it again to go on), extra options in TUNE_ARGS; the file, its tables and the n* plot go to
+# OUT_DIR.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-figures}
 shift || true
-parts=${*:-"sysv syevd geev pcyclic pde cva tests"}
+parts=${*:-"sysv syevd geev pcyclic pde cva tests tune"}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/figures.log  # every benchmark's output, in order (few files: the lent machine returns 8)
@@ -31,6 +34,13 @@ for part in $parts; do
         BATCHCL_TEST_DEVICE=gpu BATCHCL_TEST_QUICK=1 ctest -j 4 --timeout 200 -E "install|hubbard" \
             --output-on-failure >"$out/tests.log" 2>&1
         grep -E "tests passed|Failed|\*\*\*|Total Test" "$out/tests.log" >>"$log" ;;
+    tune)
+        # shellcheck disable=SC2086
+        timeout "${TUNE_SECONDS:-450}" ./batchcl-tune --output ../tuning/db ${TUNE_ARGS:-} >"$out/tune.log" 2>&1
+        echo "batchcl-tune exit $? (124: cut at TUNE_SECONDS, run again to go on)" >>"$log"
+        db=$(ls -t ../tuning/db/*.json | head -1)
+        cp "$db" "$out/"
+        { ./batchcl-tune --output "$db" --report; ./batchcl-tune --output "$db" --plot "$out/nstar.png"; } >>"$log" 2>&1 ;;
     sysv)
         { ./batchcl bench sysv --n 32 --batch 1048576 --method ldlt,hpcr,auto --mapping auto --reps 5
           ./batchcl bench sysv --n 64 --batch 262144 --method ldlt,hpcr,eigen,auto --mapping auto --reps 5
