@@ -63,6 +63,9 @@ static bcl_status choose_method(const bcl_context *ctx, const char *fn, int n, i
     bcl_tuning_lookup(ctx, BCL_ROUTINE_PCYCLIC, dbl, n, &prm);
     const int small = n <= SMALL_NMAX && p <= SMALL_PMAX;
     int m = prm.pcyclic_method;
+    /* a tuned method is for the block size; this p or build may not allow it: then the default */
+    if (!ctx->forced.pcyclic_method && ((m == 2 && !small) || (m == 1 && !bcl_pcyclic_has_clblast())))
+        m = 0;
     if (m == 0)
         m = small && (batch > 1 || !bcl_pcyclic_has_clblast()) ? 2 : 1;
     if (m == 2 && !small)

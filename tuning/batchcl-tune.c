@@ -868,6 +868,122 @@ static void geev_chunks(tune_env *e, const problem_set *ps, double kernel_rate, 
     free(info);
 }
 
+/* ---- block p-cyclic inversion (bcl_xpcyclic_inv): the method (batched kernels or host panels
+ * with clBLAST GEMMs) and, for the latter, how many block columns of R^-1 go column-wise; timed
+ * end to end from host memory (the host panels are part of the algorithm), at p = 16 ---- */
+
+#define PCYCLIC_P 16
+
+static int pcyclic_sizes(const tune_env *e, int *out)
+{
+    static const int quick[] = {8};
+    static const int gpu[] = {4, 8, 16, 32, 64, 128};
+    static const int cpu[] = {4, 8, 16, 32};
+    if (e->quick)
+        return list(quick, 1, out);
+    return e->dev.is_gpu ? list(gpu, 6, out) : list(cpu, 4, out);
+}
+
+static int pcyclic_candidates(const tune_env *e, int dbl, int n, candidate *c)
+{
+    (void)e;
+    (void)dbl;
+    int k = 0;
+    bcl_params p;
+    if (n <= 32) {
+        memset(&p, 0, sizeof p);
+        p.pcyclic_method = 2;
+        add(c, &k, &p, "batched local-memory kernels");
+    }
+    const int cv[] = {0, -1, PCYCLIC_P - 1};
+    for (int i = 0; i < 3; ++i) {
+        memset(&p, 0, sizeof p);
+        p.pcyclic_method = 1;
+        p.pcyclic_cv_columns = cv[i];
+        add(c, &k, &p, "host panels + clBLAST, %s", i == 0 ? "j_F from the model" : i == 1 ? "row version only" : "column version for all");
+    }
+    return k;
+}
+
+static size_t pcyclic_bytes(int dbl, int n)
+{
+    const size_t N = (size_t)n * PCYCLIC_P;
+    return (2 * (size_t)PCYCLIC_P * n * n + N * N) * (dbl ? 8 : 4);
+}
+
+static size_t pcyclic_batch(const tune_env *e, int dbl, int n)
+{
+    /* batches of the batched use (the method choice depends on the batch, which the tuning key
+     * does not hold); no floor of SAMPLE problems: a large problem is tens of megabytes */
+    size_t b = ((size_t)1 << 28) / pcyclic_bytes(dbl, n) / (e->quick ? 64 : 1);
+    const size_t cap = e->dev.is_gpu ? 256 : 64;
+    b = b > cap ? cap : b;
+    return b < 2 ? 2 : b;
+}
+
+/* in 0: A, 1: B (the whole batch: the call takes host pointers, in double for the check);
+ * out 0: the blocks in the call's precision (A then B), 1: H^-1, 2: info */
+static int pcyclic_setup(tune_env *e, problem_set *ps)
+{
+    (void)e;
+    const int n = ps->n;
+    const size_t blocks = (size_t)PCYCLIC_P * n * n, N = (size_t)n * PCYCLIC_P;
+    mg_rng r;
+    mg_seed(&r, 2024 + (uint64_t)n);
+    ps->host_in[0] = xmalloc(ps->batch * blocks * sizeof(double));
+    ps->host_in[1] = xmalloc(ps->batch * blocks * sizeof(double));
+    for (size_t k = 0; k < ps->batch; ++k)
+        mg_pcyclic(0, n, PCYCLIC_P, 0, &r, (double *)ps->host_in[0] + k * blocks,
+                   (double *)ps->host_in[1] + k * blocks);
+    ps->out[0] = xmalloc(2 * ps->batch * blocks * ps->es);
+    for (size_t i = 0; i < ps->batch * blocks; ++i) {
+        store(ps->out[0], ps->dbl, i, ((double *)ps->host_in[0])[i]);
+        store(ps->out[0], ps->dbl, ps->batch * blocks + i, ((double *)ps->host_in[1])[i]);
+    }
+    ps->out[1] = xmalloc(ps->batch * N * N * ps->es);
+    ps->out[2] = xmalloc(ps->batch * sizeof(int));
+    return 1;
+}
+
+static bcl_status pcyclic_run(tune_env *e, problem_set *ps, const char *step, double *seconds)
+{
+    (void)step;
+    const size_t blocks = (size_t)PCYCLIC_P * ps->n * ps->n;
+    const char *A = ps->out[0], *B = A + ps->batch * blocks * ps->es;
+    const double t0 = hu_now();
+    bcl_status s = ps->dbl ? bcl_dpcyclic_inv(e->ctx, ps->n, PCYCLIC_P, ps->batch,
+                                              (const double *)A, (const double *)B, ps->out[1],
+                                              ps->out[2])
+                           : bcl_spcyclic_inv(e->ctx, ps->n, PCYCLIC_P, ps->batch, (const float *)A,
+                                              (const float *)B, ps->out[1], ps->out[2]);
+    *seconds = hu_now() - t0;
+    return s;
+}
+
+static int pcyclic_verify(tune_env *e, problem_set *ps, char *why, size_t whylen)
+{
+    (void)e;
+    const int n = ps->n;
+    const size_t blocks = (size_t)PCYCLIC_P * n * n, N = (size_t)n * PCYCLIC_P;
+    const int *info = ps->out[2];
+    for (size_t k = 0; k < ps->batch; ++k)
+        if (info[k]) {
+            snprintf(why, whylen, "info[%zu] = %d", k, info[k]);
+            return 0;
+        }
+    for (size_t k = 0; k < ps->batch && k < 4; ++k) {
+        const double r = oracle_pcyclic_residual(
+            n, PCYCLIC_P, (const double *)ps->host_in[0] + k * blocks,
+            (const double *)ps->host_in[1] + k * blocks, ps->dbl,
+            (const char *)ps->out[1] + k * N * N * ps->es);
+        if (!(r < 30)) {
+            snprintf(why, whylen, "problem %zu: ||H H^-1 - I|| scaled %.3g", k, r);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static const tune_routine registry[] = {
     {"ldlt", "bcl_xsysv with BCL_LDLT, bcl_xsytrf_ldlt / sytrs",
      "mapping simd (problems per work-item 1-16, per group 16-64) | collaborative | hybrid "
@@ -884,6 +1000,10 @@ static const tune_routine registry[] = {
      "Hessenberg step swb (p = 2..W) | mwb; then QR step swb (p = 2..W) | mwb; then host chunk "
      "(4096-65536 matrices) x queues (2-3)",
      geev_sizes, geev_candidates, geev_batch, geev_setup, geev_run, geev_verify},
+    {"pcyclic", "bcl_xpcyclic_inv (tuned at p = 16, wall time from host memory)",
+     "method 2 (batched local-memory kernels, n <= 32) | method 1 (host panels + clBLAST) with "
+     "j_F from the model, row version only, or column version for all",
+     pcyclic_sizes, pcyclic_candidates, pcyclic_batch, pcyclic_setup, pcyclic_run, pcyclic_verify},
 };
 #define ROUTINES (int)(sizeof registry / sizeof registry[0])
 
@@ -1180,7 +1300,10 @@ static cJSON *tune_one(tune_env *e, const tune_routine *rt, int dbl, int n, prog
                             isfinite(best_s) ? round4((double)ps.batch / best_s) : 0);
     cJSON_AddNumberToObject(entry, "default_throughput",
                             d.ok ? round4((double)ps.batch / d.seconds) : 0);
-    cJSON_AddStringToObject(entry, "unit", "problems/s, device time");
+    cJSON_AddStringToObject(entry, "unit",
+                            strcmp(rt->name, "pcyclic")
+                                ? "problems/s, device time"
+                                : "problems/s, wall time from host memory (p = 16)");
     cJSON_AddNumberToObject(entry, "batch", (double)ps.batch);
     cJSON_AddItemToObject(entry, "candidates", tried);
     if (!d.ok) {
