@@ -478,7 +478,7 @@ static void print_tuning(bcl_context *ctx, const options *o, const bcl_device_in
                     else
                         printf(" %s=%ld", bcl_tuning_fields[f].name, v);
                 }
-                if (c.throughput > 0 && c.default_throughput > 0)
+                if (c.throughput > 0 && c.default_throughput > 0 && c.tuned_n == sizes[i])
                     printf(" (%.2fx the heuristic)", c.throughput / c.default_throughput);
             }
             putchar('\n');

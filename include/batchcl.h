@@ -191,8 +191,10 @@ bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params);
  * a tuning file for this exact device (vendor and name) in $BATCHCL_TUNING_DIR (':'-separated),
  * then in the installed tuning directory, then in the source tree's tuning/db; a file for the
  * same architecture (bcl_device_info.architecture); one for the same vendor and device type; one
- * for the same device type; the built-in heuristic. Within that order an entry for the exact size
- * wins over the nearest tuned size. Files are read when the context is created; a malformed file,
+ * for the same device type; the built-in heuristic. Within each of these levels an entry for the
+ * exact size in any of its files wins over the nearest tuned size (in the level's first file that
+ * tunes the routine); a lower level is consulted only when no file of a higher one tunes the
+ * routine and precision. A file's values must pass bcl_set_params' checks. Files are read when the context is created; a malformed file,
  * or one that does not follow the format, is reported once on stderr (and in bcl_tuning_report)
  * and skipped.
  */

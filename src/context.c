@@ -498,6 +498,42 @@ cl_command_queue bcl_cl_queue(const bcl_context *ctx)
     return ctx ? ctx->queue[0] : NULL;
 }
 
+/* The checks of bcl_set_params, shared with the tuning files' reader: 1 when p is acceptable,
+ * else 0 with the reason in why. */
+int bcl_params_check(const bcl_params *p, char *why, size_t cap)
+{
+    if ((int)p->mapping < BCL_MAPPING_AUTO || p->mapping > BCL_MAPPING_MWB)
+        return snprintf(why, cap, "mapping %d is not a bcl_mapping",
+                        (int)p->mapping), 0;
+    if (p->qr_mapping != BCL_MAPPING_AUTO && p->qr_mapping != BCL_MAPPING_SWB &&
+        p->qr_mapping != BCL_MAPPING_MWB)
+        return snprintf(why, cap, "qr_mapping %d is not BCL_MAPPING_AUTO, _SWB or _MWB",
+                        (int)p->qr_mapping), 0;
+    if (p->qr_work_items < 0 || p->qr_sweeps_max < 0 || p->hess_layout < 0 ||
+        p->hess_layout > BCL_LAYOUT_ROWWISE + 1)
+        return snprintf(why, cap, "qr_work_items and qr_sweeps_max must be >= 0, hess_layout "
+                        "0..%d",
+                        BCL_LAYOUT_ROWWISE + 1), 0;
+    if (p->work_items_per_problem < 0 || p->problems_per_group < 0)
+        return snprintf(why, cap, "work_items_per_problem and problems_per_group must be >= 0"), 0;
+    if (p->queues < 0 || p->queues > BCL_MAX_QUEUES)
+        return snprintf(why, cap, "queues must be 0..%d",
+                        BCL_MAX_QUEUES), 0;
+    if (p->specialize < -1 || p->specialize > 1 || p->simd_interleaved < -1 ||
+        p->simd_interleaved > 1 || p->unroll < -1 || p->unroll > 1)
+        return snprintf(why, cap, "specialize, simd_interleaved and unroll take -1, 0 or 1"), 0;
+    if (p->rows_per_work_item < 0 || p->rows_per_work_item > 16)
+        return snprintf(why, cap, "rows_per_work_item = %d is not 0..16",
+                        p->rows_per_work_item), 0;
+    const int ppw = p->problems_per_work_item;
+    if (ppw != 0 && ppw != 1 && ppw != 2 && ppw != 4 && ppw != 8 && ppw != 16)
+        return snprintf(why, cap, "problems_per_work_item = %d is not 0, 1, 2, 4, 8 or 16", ppw), 0;
+    if (p->pcyclic_method < 0 || p->pcyclic_method > 2 || p->pcyclic_cv_columns < -1)
+        return snprintf(why, cap, "pcyclic_method takes 0, 1 or 2 and pcyclic_cv_columns -1 "
+                        "or more"), 0;
+    return 1;
+}
+
 bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params)
 {
     if (!ctx)
@@ -506,41 +542,9 @@ bcl_status bcl_set_params(bcl_context *ctx, const bcl_params *params)
         memset(&ctx->forced, 0, sizeof ctx->forced);
         return BCL_SUCCESS;
     }
-    if ((int)params->mapping < BCL_MAPPING_AUTO || params->mapping > BCL_MAPPING_MWB)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_set_params: mapping %d is not a bcl_mapping",
-                        (int)params->mapping);
-    if (params->qr_mapping != BCL_MAPPING_AUTO && params->qr_mapping != BCL_MAPPING_SWB &&
-        params->qr_mapping != BCL_MAPPING_MWB)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "bcl_set_params: qr_mapping %d is not BCL_MAPPING_AUTO, _SWB or _MWB",
-                        (int)params->qr_mapping);
-    if (params->qr_work_items < 0 || params->qr_sweeps_max < 0 || params->hess_layout < 0 ||
-        params->hess_layout > BCL_LAYOUT_ROWWISE + 1)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "bcl_set_params: qr_work_items and qr_sweeps_max must be >= 0, hess_layout "
-                        "0..%d",
-                        BCL_LAYOUT_ROWWISE + 1);
-    if (params->work_items_per_problem < 0 || params->problems_per_group < 0)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "bcl_set_params: work_items_per_problem and problems_per_group must be >= 0");
-    if (params->queues < 0 || params->queues > BCL_MAX_QUEUES)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_set_params: queues must be 0..%d",
-                        BCL_MAX_QUEUES);
-    if (params->specialize < -1 || params->specialize > 1 || params->simd_interleaved < -1 ||
-        params->simd_interleaved > 1 || params->unroll < -1 || params->unroll > 1)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "bcl_set_params: specialize, simd_interleaved and unroll take -1, 0 or 1");
-    if (params->rows_per_work_item < 0 || params->rows_per_work_item > 16)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_set_params: rows_per_work_item = %d is not 0..16",
-                        params->rows_per_work_item);
-    const int ppw = params->problems_per_work_item;
-    if (ppw != 0 && ppw != 1 && ppw != 2 && ppw != 4 && ppw != 8 && ppw != 16)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "bcl_set_params: problems_per_work_item = %d is not 0, 1, 2, 4, 8 or 16", ppw);
-    if (params->pcyclic_method < 0 || params->pcyclic_method > 2 || params->pcyclic_cv_columns < -1)
-        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
-                        "bcl_set_params: pcyclic_method takes 0, 1 or 2 and pcyclic_cv_columns -1 "
-                        "or more");
+    char why[256];
+    if (!bcl_params_check(params, why, sizeof why))
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "bcl_set_params: %s", why);
     ctx->forced = *params;
     return BCL_SUCCESS;
 }

@@ -152,6 +152,9 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
                        bcl_params *out);
 
+/* The checks of bcl_set_params: 1 when p is acceptable, else 0 with the reason in why. */
+int bcl_params_check(const bcl_params *p, char *why, size_t cap);
+
 /* "ldlt", "geev", ... (the tuning files' names); -1 / NULL when unknown */
 const char *bcl_routine_key(bcl_routine r);
 int bcl_routine_from_key(const char *key);

@@ -159,37 +159,45 @@ static void adapt(bcl_routine routine, int n0, int n, bcl_params *p)
     }
 }
 
-/* The tuned entry for (routine, dbl, n): an exact size in the best file that has one, else the
- * nearest size in the best file tuned for the routine and precision (tridiagonal sizes compare on
- * a log scale). NULL when no file covers the routine and precision. */
+/* The tuned entry for (routine, dbl, n): level by level (this device, then its architecture,
+ * ...), an exact size in the level's first file that has one, else the nearest size in its first
+ * file tuned for the routine and precision (tridiagonal sizes compare on a log scale). NULL when
+ * no file covers the routine and precision. */
 static const bcl_tuned_entry *find_entry(const bcl_context *ctx, bcl_routine routine, int dbl,
                                          int n, const bcl_tuning_file **file)
 {
-    for (const bcl_tuning_file *f = ctx->tuning; f; f = f->next)
-        for (size_t i = 0; i < f->count; ++i) {
-            const bcl_tuned_entry *e = &f->entries[i];
-            if (e->routine == routine && e->dbl == dbl && e->n == n) {
-                *file = f;
-                return e;
-            }
-        }
-    for (const bcl_tuning_file *f = ctx->tuning; f; f = f->next) {
-        const bcl_tuned_entry *best = NULL;
-        double best_d = 0;
-        for (size_t i = 0; i < f->count; ++i) {
-            const bcl_tuned_entry *e = &f->entries[i];
-            if (e->routine != routine || e->dbl != dbl)
+    for (int level = BCL_TUNING_EXACT; level <= BCL_TUNING_DEVICE_TYPE; ++level) {
+        for (const bcl_tuning_file *f = ctx->tuning; f; f = f->next) {
+            if ((int)f->level != level)
                 continue;
-            const double d = routine == BCL_ROUTINE_TRIDIAG ? fabs(log((double)e->n / n))
-                                                            : fabs((double)(e->n - n));
-            if (!best || d < best_d || (d == best_d && e->n < best->n)) {
-                best = e;
-                best_d = d;
+            for (size_t i = 0; i < f->count; ++i) {
+                const bcl_tuned_entry *e = &f->entries[i];
+                if (e->routine == routine && e->dbl == dbl && e->n == n) {
+                    *file = f;
+                    return e;
+                }
             }
         }
-        if (best) {
-            *file = f;
-            return best;
+        for (const bcl_tuning_file *f = ctx->tuning; f; f = f->next) {
+            if ((int)f->level != level)
+                continue;
+            const bcl_tuned_entry *best = NULL;
+            double best_d = 0;
+            for (size_t i = 0; i < f->count; ++i) {
+                const bcl_tuned_entry *e = &f->entries[i];
+                if (e->routine != routine || e->dbl != dbl)
+                    continue;
+                const double d = routine == BCL_ROUTINE_TRIDIAG ? fabs(log((double)e->n / n))
+                                                                : fabs((double)(e->n - n));
+                if (!best || d < best_d || (d == best_d && e->n < best->n)) {
+                    best = e;
+                    best_d = d;
+                }
+            }
+            if (best) {
+                *file = f;
+                return best;
+            }
         }
     }
     return NULL;

@@ -7,6 +7,7 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -106,7 +107,8 @@ static const char *get_string(const cJSON *obj, const char *key)
 
 static int is_integer(const cJSON *v)
 {
-    return cJSON_IsNumber(v) && v->valuedouble == (double)(long)v->valuedouble;
+    return cJSON_IsNumber(v) && fabs(v->valuedouble) < 1e15 &&
+           v->valuedouble == floor(v->valuedouble);
 }
 
 /* The params object of an entry: known fields with values in range. */
@@ -145,7 +147,8 @@ static int parse_params(const cJSON *obj, bcl_params *p, char *why, size_t whyle
         }
         bcl_field_set(p, f, (long)item->valuedouble);
     }
-    return 1;
+    /* what bcl_set_params would refuse, a file may not set either */
+    return bcl_params_check(p, why, whylen);
 }
 
 /* The device type as the files spell it. */
@@ -182,7 +185,8 @@ static bcl_tuning_file *parse_file(const bcl_context *ctx, const char *path, cha
     if (!text)
         return NULL;
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    /* the terminating NUL counted in: nothing may follow the object */
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);
     if (!root) {
         const size_t at = end && end >= text ? (size_t)(end - text) : 0;
         size_t line = 1;
@@ -355,7 +359,11 @@ void bcl_tuning_load(bcl_context *ctx)
             snprintf(file, sizeof file, "%s/%s", dir, names[i]);
             free(names[i]);
             struct stat st;
-            int dup = stat(file, &st) != 0;
+            if (stat(file, &st) != 0) {
+                report(ctx, "tuning file %s: cannot be read (%s); skipped", file, strerror(errno));
+                continue;
+            }
+            int dup = 0;
             for (int k = 0; k < nseen && !dup; ++k)
                 dup = seen[k].st_dev == st.st_dev && seen[k].st_ino == st.st_ino;
             if (dup)

@@ -182,6 +182,22 @@ static void test_lookup_order(void **state)
     assert_int_equal(c.level, BCL_TUNING_EXACT);
     assert_true(ends_with(c.file, "order-installed/exact.json"));
 
+    /* a level's nearest size beats a lower level's exact size */
+    char cross[600];
+    make_dir(cross, sizeof cross, "order-cross");
+    write_db(cross, "a-other-vendor.json", "Some other device", "Some other vendor", type_of(&d),
+             "other-arch",
+             "{\"routine\":\"ldlt\",\"precision\":\"s\",\"n\":9,\"params\":{\"mapping\":\"simd\","
+             "\"problems_per_work_item\":1}}");
+    write_db(cross, "b-mine.json", d.name, d.vendor, type_of(&d), d.architecture, e8u);
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, cross));
+    c = query(ctx, "ldlt", 0, 9);
+    assert_int_equal(c.level, BCL_TUNING_EXACT);
+    assert_int_equal(c.tuned_n, 8);
+    assert_int_equal(c.params.problems_per_work_item, 4);
+    /* and the lower level still serves what the higher one does not tune */
+    assert_int_equal(query(ctx, "ldlt", 1, 9).level, BCL_TUNING_HEURISTIC);
+
     /* no file at all */
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, ""));
     c = query(ctx, "ldlt", 0, 16);
@@ -263,10 +279,16 @@ static void test_bad_files(void **state)
         "{\"routine\":\"ldlt\",\"precision\":\"q\",\"n\":8,\"params\":{}}",
         "{\"routine\":\"ldlt\",\"precision\":\"s\",\"n\":0,\"params\":{}}",
         "{\"routine\":\"gesvd\",\"precision\":\"s\",\"n\":8,\"params\":{}}",
+        "{\"routine\":\"ldlt\",\"precision\":\"s\",\"n\":8,\"params\":{\"problems_per_work_item\":3}}",
+        "{\"routine\":\"geev\",\"precision\":\"s\",\"n\":8,\"params\":{\"qr_mapping\":\"hybrid\"}}",
+        "{\"routine\":\"ldlt\",\"precision\":\"s\",\"n\":8,\"params\":{\"queues\":1e300}}",
     };
     const char *reasons[] = {"\"warp_magic\" is not a tuning parameter", "\"mapping\" must be one of",
                              "\"queues\" must be an integer in 0..4", "needs \"routine\"",
-                             "needs \"routine\"", "needs \"routine\""};
+                             "needs \"routine\"", "needs \"routine\"",
+                             "problems_per_work_item = 3 is not 0, 1, 2, 4, 8 or 16",
+                             "qr_mapping 3 is not BCL_MAPPING_AUTO, _SWB or _MWB",
+                             "\"queues\" must be an integer"};
     char name[64];
     for (size_t i = 0; i < sizeof bad_entries / sizeof *bad_entries; ++i) {
         snprintf(name, sizeof name, "e-entry-%zu.json", i);
@@ -443,7 +465,7 @@ static void test_tuner_quick(void **state)
     char dir[600];
     make_dir(dir, sizeof dir, "tuner");
     const char *device = getenv("BATCHCL_TEST_DEVICE");
-    char cmd[2048];
+    char cmd[8192];
     snprintf(cmd, sizeof cmd,
              "'%s' --quick --routine ldlt,tridiag --precision s --sizes 12,64 --output '%s' %s%s%s "
              "> '%s/tune.log' 2>&1",
@@ -559,13 +581,48 @@ static void test_tuner_quick(void **state)
     }
     cJSON_Delete(root);
 
-    /* a second run resumes: nothing left to tune, the file keeps its entries */
+    /* a second run resumes: nothing left to tune; --restart of one size replaces its entry in
+     * place; the file keeps four entries, one per size, in the same order */
+    const char *dev_opt = device ? device : "";
     snprintf(cmd, sizeof cmd,
-             "'%s' --quick --routine ldlt --precision s --sizes 12 --output '%s' %s%s%s > "
-             "'%s/tune2.log' 2>&1 && grep -q '0 sizes tuned' '%s/tune2.log'",
-             BATCHCL_TUNE_EXE, dir, device ? "--device '" : "", device ? device : "",
-             device ? "'" : "", dir, dir);
+             "'%s' --quick --routine ldlt --precision s --sizes 12,12 --output '%s' %s%s%s > "
+             "'%s/tune2.log' 2>&1 && grep -q 'batchcl-tune: 0 sizes tuned' '%s/tune2.log' && "
+             "'%s' --quick --restart --routine ldlt --precision s --sizes 12 --output '%s' "
+             "%s%s%s > '%s/tune3.log' 2>&1 && grep -q 'batchcl-tune: 1 sizes tuned' '%s/tune3.log'",
+             BATCHCL_TUNE_EXE, dir, device ? "--device '" : "", dev_opt, device ? "'" : "", dir, dir,
+             BATCHCL_TUNE_EXE, dir, device ? "--device '" : "", dev_opt, device ? "'" : "", dir,
+             dir);
     assert_int_equal(system(cmd), 0);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    const size_t len2 = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len2] = 0;
+    root = cJSON_Parse(text);
+    assert_non_null(root);
+    entries = cJSON_GetObjectItem(root, "entries");
+    assert_int_equal(cJSON_GetArraySize(entries), 4);
+    assert_string_equal(cJSON_GetObjectItem(entries->child, "routine")->valuestring, "ldlt");
+    assert_int_equal(cJSON_GetObjectItem(entries->child, "n")->valueint, 12);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(entries->child, "quick")));
+    cJSON_Delete(root);
+
+    /* a file that cannot be parsed is never overwritten without --restart */
+    FILE *bad = fopen(path, "a");
+    assert_non_null(bad);
+    fputs("{ trailing garbage", bad);
+    fclose(bad);
+    snprintf(cmd, sizeof cmd,
+             "'%s' --quick --routine ldlt --precision s --sizes 8 --output '%s' %s%s%s > "
+             "'%s/tune4.log' 2>&1",
+             BATCHCL_TUNE_EXE, dir, device ? "--device '" : "", dev_opt, device ? "'" : "", dir);
+    assert_int_not_equal(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "grep -q 'cannot be read as JSON' '%s/tune4.log'", dir);
+    assert_int_equal(system(cmd), 0);
+    /* bad sizes are refused */
+    snprintf(cmd, sizeof cmd, "'%s' --quick --sizes 0 --output '%s/other' > /dev/null 2>&1",
+             BATCHCL_TUNE_EXE, dir);
+    assert_int_not_equal(system(cmd), 0);
     bcl_destroy(ctx);
 }
 

@@ -167,7 +167,9 @@ static double step_seconds(bcl_context *ctx, const char *step)
     for (int i = 0; i < k; ++i) {
         if (!strncmp(names[i], "transfer", 8))
             continue;
-        if (!step || !strcmp(step, names[i]))
+        /* the Hessenberg step pays for the copy into its layout (MWB's element-wise one) */
+        if (!step || !strcmp(step, names[i]) ||
+            (!strcmp(step, "hessenberg") && !strcmp(names[i], "rearrange")))
             total += sec[i];
     }
     return total;
@@ -786,13 +788,14 @@ static void geev_chunks(tune_env *e, const problem_set *ps, double kernel_rate, 
         memcpy(A + k * nn * ps->es, ps->host_in[0], (batch - k < d ? batch - k : d) * nn * ps->es);
     static const size_t gpu_chunks[] = {4096, 16384, 65536}, cpu_chunks[] = {1024, 4096, 16384};
     const size_t *chunks = e->dev.is_gpu ? gpu_chunks : cpu_chunks;
-    const int reps = e->reps / 2 > 2 ? e->reps / 2 : 2;
+    const int reps = e->reps / 2 > 63 ? 63 : e->reps / 2 > 2 ? e->reps / 2 : 2;
     double best_t = INFINITY, default_t = INFINITY;
     bcl_params chosen = *best;
-    for (int i = -1; i < 6; ++i) {
+    /* i = -1 and 6: the default chunk and queues, before and after the candidates */
+    for (int i = -1; i < 7; ++i) {
         bcl_params p = *best;
         candidate c;
-        if (i >= 0) {
+        if (i >= 0 && i < 6) {
             p.chunk_problems = chunks[i / 2];
             p.queues = 2 + i % 2;
             if (p.chunk_problems > batch / 2 && i / 2 > 0)
@@ -804,7 +807,7 @@ static void geev_chunks(tune_env *e, const problem_set *ps, double kernel_rate, 
         }
         c.params = p;
         char what[64];
-        snprintf(what, sizeof what, "geev %s n=%d: chunks %d/6", dbl ? "d" : "s", n, i + 2);
+        snprintf(what, sizeof what, "geev %s n=%d: chunks %d/8", dbl ? "d" : "s", n, i + 2);
         show(pg, what);
         outcome o = {0, 0, "ok"};
         double t[64];
@@ -836,7 +839,7 @@ static void geev_chunks(tune_env *e, const problem_set *ps, double kernel_rate, 
             o.seconds = hu_median(t, reps);
             o.ok = 1;
         }
-        if (i >= 0)
+        if (i >= 0 && i < 6)
             pg->done++;
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "label", c.label);
@@ -848,14 +851,19 @@ static void geev_chunks(tune_env *e, const problem_set *ps, double kernel_rate, 
         cJSON_AddItemToArray(tried, j);
         if (!o.ok)
             continue;
-        if (i < 0) {
-            default_t = best_t = o.seconds;
-        } else if (o.seconds * MARGIN < best_t) {
+        if (i < 0 || i == 6) {
+            if (o.seconds < default_t)
+                default_t = o.seconds;
+        } else if (o.seconds < best_t) {
             best_t = o.seconds;
             chosen = p;
         }
     }
-    *best = chosen;
+    if (best_t * MARGIN < default_t) {
+        *best = chosen;
+    } else {
+        best_t = default_t;
+    }
     if (isfinite(best_t)) {
         cJSON_AddNumberToObject(entry, "host_throughput", round4((double)batch / best_t));
         cJSON_AddNumberToObject(entry, "default_host_throughput",
@@ -895,7 +903,7 @@ static int pcyclic_candidates(const tune_env *e, int dbl, int n, candidate *c)
         p.pcyclic_method = 2;
         add(c, &k, &p, "batched local-memory kernels");
     }
-    const int cv[] = {0, -1, PCYCLIC_P - 1};
+    const int cv[] = {0, -1, 1 << 20}; /* >= p - 1: every column but the last, for any p */
     for (int i = 0; i < 3; ++i) {
         memset(&p, 0, sizeof p);
         p.pcyclic_method = 1;
@@ -1093,9 +1101,12 @@ static int write_db(const char *path, cJSON *root)
     return ok && rename(tmp, path) == 0;
 }
 
-static cJSON *load_db(const char *path)
+/* NULL with *exists = 0 when there is no file; NULL with *exists = 1 when it cannot be read or
+ * parsed (never overwritten silently: it may hold hours of measurements). */
+static cJSON *load_db_checked(const char *path, int *exists)
 {
     FILE *f = fopen(path, "rb");
+    *exists = f != NULL || errno != ENOENT;
     if (!f)
         return NULL;
     fseek(f, 0, SEEK_END);
@@ -1105,9 +1116,15 @@ static cJSON *load_db(const char *path)
     const size_t got = fread(buf, 1, (size_t)(len > 0 ? len : 0), f);
     buf[got] = 0;
     fclose(f);
-    cJSON *root = cJSON_Parse(buf);
+    cJSON *root = cJSON_ParseWithOpts(buf, NULL, 1); /* nothing may follow the object */
     free(buf);
     return root;
+}
+
+static cJSON *load_db(const char *path)
+{
+    int exists;
+    return load_db_checked(path, &exists);
 }
 
 static cJSON *find_entry(cJSON *entries, const char *routine, int dbl, int n)
@@ -1284,6 +1301,11 @@ static cJSON *tune_one(tune_env *e, const tune_routine *rt, int dbl, int n, prog
             }
         }
         const outcome total = measure(e, rt, &ps, &best, NULL);
+        /* the default again, after the candidates (as for the other routines) */
+        const outcome again = measure(e, rt, &ps, &none, NULL);
+        if (again.ok && (!d.ok || again.seconds < d.seconds))
+            d = again;
+        best_s = d.ok ? d.seconds : INFINITY;
         if (total.ok && total.seconds * MARGIN < best_s)
             best_s = total.seconds;
         else
@@ -1320,6 +1342,18 @@ static cJSON *tune_one(tune_env *e, const tune_routine *rt, int dbl, int n, prog
     return entry;
 }
 
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = o ? cJSON_GetObjectItem(o, key) : NULL;
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = o ? cJSON_GetObjectItem(o, key) : NULL;
+    return cJSON_IsString(v) ? v->valuestring : "?";
+}
+
 /* ---- the n* figure (Abbas-Turki & Graillat's Fig. 5 for this device) ---- */
 
 /* For each n, the n* of the fastest verified collaborative or hybrid LDL^T candidate. */
@@ -1331,7 +1365,7 @@ static int best_nstar(cJSON *entries, int dbl, int *n_out, int *nstar_out, doubl
         if (!cJSON_IsString(r) || strcmp(r->valuestring, "ldlt") || !cJSON_IsString(p) ||
             p->valuestring[0] != (dbl ? 'd' : 's'))
             continue;
-        const int n = cJSON_GetObjectItem(e, "n")->valueint;
+        const int n = (int)num(e, "n");
         double best = 0, coll = 0;
         int nstar = 0;
         const cJSON *cands = cJSON_GetObjectItem(e, "candidates");
@@ -1344,7 +1378,7 @@ static int best_nstar(cJSON *entries, int dbl, int *n_out, int *nstar_out, doubl
             if (!strcmp(m->valuestring, "collaborative"))
                 ns = n;
             else if (!strcmp(m->valuestring, "hybrid"))
-                ns = cJSON_GetObjectItem(pp, "work_items_per_problem")->valueint;
+                ns = (int)num(pp, "work_items_per_problem");
             else
                 continue;
             if (ns == n && tp->valuedouble > coll)
@@ -1423,29 +1457,27 @@ static int plot_nstar(cJSON *root, const char *png)
 static void print_report(cJSON *root)
 {
     cJSON *dev = cJSON_GetObjectItem(root, "device");
-    printf("Tuning results for %s (%s), driver %s\n\n", cJSON_GetObjectItem(dev, "name")->valuestring,
-           cJSON_GetObjectItem(dev, "vendor")->valuestring,
-           cJSON_GetObjectItem(dev, "driver")->valuestring);
+    printf("Tuning results for %s (%s), driver %s\n\n", str(dev, "name"), str(dev, "vendor"),
+           str(dev, "driver"));
     cJSON *entries = cJSON_GetObjectItem(root, "entries");
     for (int r = 0; r < ROUTINES; ++r)
         for (int dbl = 0; dbl < 2; ++dbl) {
             int header = 0;
             for (cJSON *e = entries->child; e; e = e->next) {
-                const char *rn = cJSON_GetObjectItem(e, "routine")->valuestring;
-                if (strcmp(rn, registry[r].name) ||
-                    cJSON_GetObjectItem(e, "precision")->valuestring[0] != (dbl ? 'd' : 's'))
+                if (strcmp(str(e, "routine"), registry[r].name) ||
+                    str(e, "precision")[0] != (dbl ? 'd' : 's'))
                     continue;
                 if (!header) {
-                    printf("\n%s, %s: problems/s (device time)\n\n| n | tuned | default | "
-                           "speed-up | chosen |\n|---|---|---|---|---|\n",
+                    printf("\n%s, %s: problems/s\n\n| n | tuned | default | speed-up | chosen "
+                           "|\n|---|---|---|---|---|\n",
                            registry[r].name, dbl ? "double" : "float");
                     header = 1;
                 }
-                const double t = cJSON_GetObjectItem(e, "throughput")->valuedouble,
-                             d = cJSON_GetObjectItem(e, "default_throughput")->valuedouble;
-                char *params = cJSON_PrintUnformatted(cJSON_GetObjectItem(e, "params"));
-                printf("| %d | %.3g | %.3g | %.2f | %s |\n", cJSON_GetObjectItem(e, "n")->valueint,
-                       t, d, d > 0 ? t / d : 0, strcmp(params, "{}") ? params : "default");
+                const double t = num(e, "throughput"), d = num(e, "default_throughput");
+                const cJSON *prm = cJSON_GetObjectItem(e, "params");
+                char *params = prm ? cJSON_PrintUnformatted(prm) : NULL;
+                printf("| %d | %.3g | %.3g | %.2f | %s |\n", (int)num(e, "n"), t, d,
+                       d > 0 ? t / d : 0, params && strcmp(params, "{}") ? params : "default");
                 free(params);
             }
         }
@@ -1507,8 +1539,15 @@ static int parse_sizes(const char *s, int *out)
         if (*end == '-') {
             b = strtol(end + 1, &end, 10);
         }
-        for (long v = a; v <= b && k < MAX_SIZES; ++v)
-            out[k++] = (int)v;
+        if (a < 1 || b < a || b > 1000000)
+            return -1;
+        for (long v = a; v <= b && k < MAX_SIZES; ++v) {
+            int seen = 0;
+            for (int i = 0; i < k; ++i)
+                seen |= out[i] == (int)v;
+            if (!seen)
+                out[k++] = (int)v;
+        }
         if (*end == ',')
             ++end;
         else if (*end)
@@ -1631,7 +1670,15 @@ int main(int argc, char **argv)
         snprintf(path, sizeof path, "%s/%s.json", output, name);
     }
 
-    cJSON *root = load_db(path);
+    int exists = 0;
+    cJSON *root = load_db_checked(path, &exists);
+    if (!root && exists && !restart) {
+        fprintf(stderr,
+                "batchcl-tune: %s exists but cannot be read as JSON; pass --restart to replace it "
+                "or choose another --output\n",
+                path);
+        return 2;
+    }
     if (root) {
         const cJSON *d = cJSON_GetObjectItem(root, "device");
         const cJSON *nm = d ? cJSON_GetObjectItem(d, "name") : NULL;
@@ -1648,7 +1695,11 @@ int main(int argc, char **argv)
             root = NULL;
         }
     }
-    const int only_view = (plot || do_report) && !routines && !sizes_arg && !precision && !quick && root;
+    const int only_view = (plot || do_report) && !routines && !sizes_arg && !precision && !quick;
+    if (only_view && !root) {
+        fprintf(stderr, "batchcl-tune: %s holds no results to show\n", path);
+        return 2;
+    }
     if (!root) {
         root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "format", "batchcl-tuning");
@@ -1691,10 +1742,11 @@ int main(int argc, char **argv)
                     continue;
                 for (int i = 0; i < nsz; ++i) {
                     cJSON *old = find_entry(entries, registry[r].name, dbl, sz[i]);
-                    if (old && !restart)
-                        continue; /* resumed: tuned by an earlier run */
-                    if (old)
-                        cJSON_Delete(cJSON_DetachItemViaPointer(entries, old));
+                    /* resumed: tuned by an earlier run of the same kind (a --quick entry does
+                     * not count for a full run, nor the other way round) */
+                    if (old && !restart &&
+                        cJSON_IsTrue(cJSON_GetObjectItem(old, "quick")) == (quick != 0))
+                        continue;
                     candidate c[MAX_CANDIDATES];
                     pg.total += registry[r].candidates(&e, dbl, sz[i], c) +
                                 (!strcmp(registry[r].name, "geev") ? (e.dev.is_gpu ? 6 : 0) + (quick ? 0 : 6) : 0);
@@ -1706,7 +1758,14 @@ int main(int argc, char **argv)
                 e.dev.vendor, ntasks, path);
         for (int t = 0; t < ntasks; ++t) {
             cJSON *entry = tune_one(&e, &registry[tasks[t].r], tasks[t].dbl, tasks[t].n, &pg);
-            cJSON_AddItemToArray(entries, entry);
+            if (quick)
+                cJSON_AddBoolToObject(entry, "quick", 1);
+            /* an earlier result is replaced in place only now, so that a run cut short keeps it */
+            cJSON *old = find_entry(entries, registry[tasks[t].r].name, tasks[t].dbl, tasks[t].n);
+            if (old)
+                cJSON_ReplaceItemViaPointer(entries, old, entry);
+            else
+                cJSON_AddItemToArray(entries, entry);
             if (!write_db(path, root)) {
                 fprintf(stderr, "\nbatchcl-tune: writing %s failed: %s\n", path, strerror(errno));
                 rc = 2;
