@@ -10,6 +10,15 @@
 #define BCL_MAX_QUEUES 4
 #define BCL_MAX_STREAMS 10
 
+/* The smallest power of two >= x (1 for x <= 1). */
+static inline int bcl_pow2_at_least(int x)
+{
+    int p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
 /* ---- context ---- */
 
 typedef struct bcl_program_entry {
@@ -133,6 +142,9 @@ void bcl_clear_error(const bcl_context *ctx);
  * disk. The entry gives the kernel's work-group and local memory limits. */
 bcl_status bcl_get_kernel(bcl_context *ctx, const char *file, const char *options,
                           const char *name, bcl_kernel_entry **out);
+
+/* The whole file, NUL-terminated (malloc'd), its length in *len; NULL when it cannot be read. */
+char *bcl_read_file(const char *path, size_t *len);
 
 /* share/batchcl/<sub> beside the library's directory (an installed tree that was moved). */
 void bcl_relative_data_dir(char *out, size_t cap, const char *sub);

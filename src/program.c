@@ -29,7 +29,7 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed)
     return h;
 }
 
-static char *read_file(const char *path, size_t *len)
+char *bcl_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -116,8 +116,8 @@ static bcl_status load_source(const bcl_context *ctx, const char *file, char **s
         snprintf(common_path, sizeof common_path, "%s/common.cl", dir);
         snprintf(file_path, sizeof file_path, "%s/%s", dir, file);
         size_t clen = 0, flen = 0;
-        char *common = read_file(common_path, &clen);
-        char *body = common ? read_file(file_path, &flen) : NULL;
+        char *common = bcl_read_file(common_path, &clen);
+        char *body = common ? bcl_read_file(file_path, &flen) : NULL;
         if (common && body) {
             *source = malloc(clen + flen + 2);
             if (*source) {
@@ -165,7 +165,7 @@ static void cache_file_name(const bcl_context *ctx, const char *source, const ch
 static unsigned char *read_cached_binary(const char *path, size_t *len)
 {
     size_t flen = 0;
-    char *raw = read_file(path, &flen);
+    char *raw = bcl_read_file(path, &flen);
     if (!raw)
         return NULL;
     uint64_t size = 0, sum = 0;

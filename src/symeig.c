@@ -26,14 +26,6 @@ typedef struct {
     const void *value;
 } karg;
 
-static int pow2_at_least(int x)
-{
-    int p = 1;
-    while (p < x)
-        p *= 2;
-    return p;
-}
-
 static size_t sytrd_local(int n, size_t es)
 {
     return ((size_t)n * n + 5 * (size_t)n + 4) * es;
@@ -52,7 +44,7 @@ int bcl_syevd_max_n(const bcl_context *ctx, int dbl)
     int n = 1;
     while (stedc_local(n + 1, es) <= ctx->dev.local_mem_bytes &&
            sytrd_local(n + 1, es) <= ctx->dev.local_mem_bytes &&
-           (size_t)pow2_at_least(n + 1) <= ctx->dev.max_work_group_size && n < 4096)
+           (size_t)bcl_pow2_at_least(n + 1) <= ctx->dev.max_work_group_size && n < 4096)
         ++n;
     return n;
 }
@@ -163,7 +155,7 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
         int vw = simd && p.problems_per_work_item > 0 ? p.problems_per_work_item : 1;
         while (vw > 1 && sytrd_local(n, es) * (size_t)vw > ctx->dev.local_mem_bytes)
             vw /= 2; /* fewer lanes for large n: every lane holds its matrix in local memory */
-        int nt = simd ? 1 : (p.work_items_per_problem > 0 ? p.work_items_per_problem : pow2_at_least(n));
+        int nt = simd ? 1 : (p.work_items_per_problem > 0 ? p.work_items_per_problem : bcl_pow2_at_least(n));
         if (nt > 64 && !p.work_items_per_problem)
             nt = 64;
         snprintf(variant, sizeof variant, "-DNT=%d -DVW=%d", nt, vw);
@@ -179,7 +171,7 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
         if (s != BCL_SUCCESS)
             return s;
     }
-    const int nt_rows = ctx->dev.is_gpu ? (pow2_at_least(n) < 64 ? pow2_at_least(n) : 64) : 1;
+    const int nt_rows = ctx->dev.is_gpu ? (bcl_pow2_at_least(n) < 64 ? bcl_pow2_at_least(n) : 64) : 1;
     if (need & NEED_APPLY) {
         snprintf(variant, sizeof variant, "-DNT=%d", nt_rows);
         s = make_kplan(ctx, fn, "sytrd.cl", "sytrd_apply", variant, dbl, layout, nt_rows, 1,
@@ -194,7 +186,7 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
             return s;
     }
     if (need & NEED_STEDC) {
-        const int nt = pow2_at_least(n);
+        const int nt = bcl_pow2_at_least(n);
         snprintf(variant, sizeof variant, "-DNT=%d", nt);
         s = make_kplan(ctx, fn, "stedc.cl", "stedc", variant, dbl, layout, nt, 1,
                        stedc_local(n, es), ctx->dev.is_gpu ? 64 : (size_t)nt, &sp->stedc);

@@ -21,14 +21,6 @@ typedef struct {
     bcl_mapping mapping;
 } tridiag_plan;
 
-static int pow2_at_least(int x)
-{
-    int p = 1;
-    while (p < x)
-        p *= 2;
-    return p;
-}
-
 static size_t pcr_local_per_system(int per_system, int rows, size_t es)
 {
     const size_t q = rows == 1 ? (size_t)per_system : 2 * (size_t)per_system;
@@ -120,7 +112,7 @@ static bcl_status plan_pcr(bcl_context *ctx, const char *fn, int dbl, int sym, i
     const int forced_rows = ctx->forced.rows_per_work_item || ctx->forced.mapping == BCL_MAPPING_COLLABORATIVE;
     for (;;) {
         /* whole work-items per system, a power of two of them (few distinct group shapes) */
-        const int per_system = pow2_at_least((m + rows - 1) / rows);
+        const int per_system = bcl_pow2_at_least((m + rows - 1) / rows);
         char variant[64];
         /* 16-byte row groups when every group of 4 rows is 16-byte aligned (gtsv, contiguous) */
         const int vec4 = aligned && !sym && layout == BCL_LAYOUT_CONTIGUOUS && rows % 4 == 0;

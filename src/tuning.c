@@ -113,14 +113,6 @@ static void overlay(bcl_params *out, const bcl_params *src)
     }
 }
 
-static int pow2_at_least(int n)
-{
-    int p = 1;
-    while (p < n)
-        p *= 2;
-    return p;
-}
-
 /* An entry tuned at size n0 used at size n: counts that follow the size are rescaled. */
 static void adapt(bcl_routine routine, int n0, int n, bcl_params *p)
 {
@@ -147,7 +139,7 @@ static void adapt(bcl_routine routine, int n0, int n, bcl_params *p)
         p->work_items_per_problem = 0; /* the routine's own: the next power of two */
         break;
     case BCL_ROUTINE_GEEV: {
-        const int cap = pow2_at_least(n < 2 ? 2 : n);
+        const int cap = bcl_pow2_at_least(n < 2 ? 2 : n);
         if (p->work_items_per_problem > cap)
             p->work_items_per_problem = cap;
         if (p->qr_work_items > cap)

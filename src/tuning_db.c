@@ -17,7 +17,6 @@
 
 #define TUNING_FORMAT "batchcl-tuning"
 #define TUNING_VERSION 1
-#define MAX_FILE_BYTES (64u << 20)
 
 /* ---- the report ---- */
 
@@ -60,44 +59,6 @@ static void warn_once(const char *msg)
 }
 
 /* ---- parsing ---- */
-
-static char *read_file(const char *path, size_t *len, char *why, size_t whylen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(why, whylen, "cannot be opened: %s", strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t cap = 0, used = 0;
-    for (;;) {
-        if (used == cap) {
-            cap = cap ? 2 * cap : 65536;
-            if (cap > MAX_FILE_BYTES) {
-                snprintf(why, whylen, "larger than %u MiB", MAX_FILE_BYTES >> 20);
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            char *grown = realloc(buf, cap + 1);
-            if (!grown) {
-                snprintf(why, whylen, "does not fit in host memory");
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = grown;
-        }
-        const size_t got = fread(buf + used, 1, cap - used, f);
-        used += got;
-        if (got == 0)
-            break;
-    }
-    fclose(f);
-    buf[used] = 0;
-    *len = used;
-    return buf;
-}
 
 static const char *get_string(const cJSON *obj, const char *key)
 {
@@ -181,9 +142,12 @@ static bcl_tuning_file *parse_file(const bcl_context *ctx, const char *path, cha
                                    size_t whylen)
 {
     size_t len = 0;
-    char *text = read_file(path, &len, why, whylen);
-    if (!text)
+    errno = 0;
+    char *text = bcl_read_file(path, &len);
+    if (!text) {
+        snprintf(why, whylen, "cannot be read: %s", errno ? strerror(errno) : "read error");
         return NULL;
+    }
     const char *end = NULL;
     /* the terminating NUL counted in: nothing may follow the object */
     cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 1);

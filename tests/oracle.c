@@ -387,3 +387,38 @@ double oracle_rel_diff(size_t rows, size_t cols, int dbl, const void *X, const d
     }
     return rnorm > 0 ? dnorm / rnorm : dnorm;
 }
+
+/* max over columns of ||T x - b||_inf / (||T||_inf ||x||_inf m eps), T from the working-precision
+ * values the library was given */
+double oracle_gtsv_residual(int m, int nrhs, int dbl, const void *dl, const void *d, const void *du,
+                            const void *b, const void *x)
+{
+    double tnorm = 0, worst = 0;
+    for (int i = 0; i < m; ++i) {
+        double row = fabs(oracle_get(d, dbl, (size_t)i));
+        if (i > 0)
+            row += fabs(oracle_get(dl, dbl, (size_t)i));
+        if (i < m - 1)
+            row += fabs(oracle_get(du, dbl, (size_t)i));
+        tnorm = row > tnorm ? row : tnorm;
+    }
+    for (int c = 0; c < nrhs; ++c) {
+        const size_t o = (size_t)c * m;
+        double rmax = 0, xmax = 0;
+        for (int i = 0; i < m; ++i) {
+            double s = oracle_get(d, dbl, (size_t)i) * oracle_get(x, dbl, o + i) - oracle_get(b, dbl, o + i);
+            if (i > 0)
+                s += oracle_get(dl, dbl, (size_t)i) * oracle_get(x, dbl, o + i - 1);
+            if (i < m - 1)
+                s += oracle_get(du, dbl, (size_t)i) * oracle_get(x, dbl, o + i + 1);
+            if (isnan(s))
+                return INFINITY;
+            rmax = fabs(s) > rmax ? fabs(s) : rmax;
+            const double xi = fabs(oracle_get(x, dbl, o + i));
+            xmax = xi > xmax ? xi : xmax;
+        }
+        const double res = rmax == 0 ? 0 : rmax / (tnorm * xmax * m * oracle_eps(dbl));
+        worst = res > worst ? res : worst;
+    }
+    return worst;
+}

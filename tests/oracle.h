@@ -12,6 +12,11 @@ double oracle_eps(int dbl);
 double oracle_get(const void *p, int dbl, size_t i);
 void oracle_set(void *p, int dbl, size_t i, double v);
 
+/* Tridiagonal T (dl, d, du: m values each, dl[0] and du[m-1] ignored): max over the nrhs columns
+ * of ||T x - b||_inf / (||T||_inf ||x||_inf m eps); infinite on NaN. */
+double oracle_gtsv_residual(int m, int nrhs, int dbl, const void *dl, const void *d, const void *du,
+                            const void *b, const void *x);
+
 /* max over columns of ||A x - b||_inf / (||A||_inf ||x||_inf n eps), A symmetric n*n (full) */
 double oracle_sysv_residual(int n, int nrhs, int dbl, const void *A, const void *B, const void *X);
 

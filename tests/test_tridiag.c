@@ -84,41 +84,6 @@ static void *convert(const double *src, size_t count, int dbl)
     return dst;
 }
 
-/* max over columns of ||T x - b||_inf / (||T||_inf ||x||_inf m eps), T from the working-precision
- * values the library was given */
-static double tri_residual(int m, int nrhs, int dbl, const void *dl, const void *d, const void *du,
-                           const void *b, const void *x)
-{
-    double tnorm = 0, worst = 0;
-    for (int i = 0; i < m; ++i) {
-        double row = fabs(oracle_get(d, dbl, (size_t)i));
-        if (i > 0)
-            row += fabs(oracle_get(dl, dbl, (size_t)i));
-        if (i < m - 1)
-            row += fabs(oracle_get(du, dbl, (size_t)i));
-        tnorm = row > tnorm ? row : tnorm;
-    }
-    for (int c = 0; c < nrhs; ++c) {
-        const size_t o = (size_t)c * m;
-        double rmax = 0, xmax = 0;
-        for (int i = 0; i < m; ++i) {
-            double s = oracle_get(d, dbl, (size_t)i) * oracle_get(x, dbl, o + i) - oracle_get(b, dbl, o + i);
-            if (i > 0)
-                s += oracle_get(dl, dbl, (size_t)i) * oracle_get(x, dbl, o + i - 1);
-            if (i < m - 1)
-                s += oracle_get(du, dbl, (size_t)i) * oracle_get(x, dbl, o + i + 1);
-            if (isnan(s))
-                return INFINITY;
-            rmax = fabs(s) > rmax ? fabs(s) : rmax;
-            const double xi = fabs(oracle_get(x, dbl, o + i));
-            xmax = xi > xmax ? xi : xmax;
-        }
-        const double res = rmax == 0 ? 0 : rmax / (tnorm * xmax * m * oracle_eps(dbl));
-        worst = res > worst ? res : worst;
-    }
-    return worst;
-}
-
 /* LAPACK's solution in double (dgtsv with partial pivoting, or dptsv), from the working-precision
  * matrix; forward error of x relative to it */
 static double lapack_forward_error(int m, int nrhs, int dbl, int sym, const void *dl, const void *d,
@@ -242,7 +207,7 @@ static void check_set(bcl_context *ctx, const tri_set *t, int dbl, int sym, cons
         const char *dlk = (char *)dl + k * mm * es, *dk = (char *)d + k * mm * es, *duk = (char *)du + k * mm * es,
                    *bk = (char *)b + k * nb * es, *xk = (char *)x + k * nb * es;
         int linfo;
-        const double res = tri_residual(m, nrhs, dbl, dlk, dk, duk, bk, xk);
+        const double res = oracle_gtsv_residual(m, nrhs, dbl, dlk, dk, duk, bk, xk);
         const double fe = lapack_forward_error(m, nrhs, dbl, sym, dlk, dk, duk, bk, xk, &linfo);
         const double bound = RES_LIMIT * m * tri_cond(m, dbl, dlk, dk, duk) * oracle_eps(dbl);
         if (info[k] != 0 || !(res < RES_LIMIT) || linfo != 0 || !(fe <= bound))
@@ -381,7 +346,7 @@ static void test_failure_isolation(void **state)
                 if (k == 19 && info[k] == 0) {
                     /* d[0] = 0 is a zero pivot for Thomas and PCR, not for every elimination order
                      * (the chunked one pivots on modified rows): then it must be solved well */
-                    const double res = tri_residual(m, nrhs, dbl, (char *)dl + k * mm * es, (char *)d + k * mm * es,
+                    const double res = oracle_gtsv_residual(m, nrhs, dbl, (char *)dl + k * mm * es, (char *)d + k * mm * es,
                                                     (char *)du + k * mm * es, bk, (char *)x + k * nb * es);
                     if (!(res < RES_LIMIT))
                         fail_msg("%s: system 19 solved with residual %.3g", variants[v].name, res);

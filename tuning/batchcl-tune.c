@@ -154,11 +154,6 @@ static void release_set(problem_set *ps)
     memset(ps, 0, sizeof *ps);
 }
 
-static void store(void *p, int dbl, size_t i, double v)
-{
-    oracle_set(p, dbl, i, v);
-}
-
 static double step_seconds(bcl_context *ctx, const char *step)
 {
     const char *names[16];
@@ -285,10 +280,10 @@ static int ldlt_setup(tune_env *e, problem_set *ps)
             for (int i = j; i < n; ++i) {
                 /* symmetric, diagonally dominant: positive definite */
                 const double v = i == j ? n + mg_uniform(&r) : 2 * mg_uniform(&r) - 1;
-                store(ps->host_in[0], ps->dbl, k * nn + (size_t)j * n + i, v);
-                store(ps->host_in[0], ps->dbl, k * nn + (size_t)i * n + j, v);
+                oracle_set(ps->host_in[0], ps->dbl, k * nn + (size_t)j * n + i, v);
+                oracle_set(ps->host_in[0], ps->dbl, k * nn + (size_t)i * n + j, v);
             }
-            store(ps->host_in[1], ps->dbl, k * n + j, 2 * mg_uniform(&r) - 1);
+            oracle_set(ps->host_in[1], ps->dbl, k * n + j, 2 * mg_uniform(&r) - 1);
         }
     /* the device batch repeats the distinct ones */
     ps->dev_in[0] = upload(e, NULL, ps->batch * ps->in_bytes[0]);
@@ -412,10 +407,10 @@ static int tridiag_setup(tune_env *e, problem_set *ps)
     }
     for (size_t i = 0; i < d * (size_t)m; ++i) {
         const double lo = 2 * mg_uniform(&r) - 1, up = 2 * mg_uniform(&r) - 1;
-        store(ps->host_in[0], ps->dbl, i, lo);
-        store(ps->host_in[2], ps->dbl, i, up);
-        store(ps->host_in[1], ps->dbl, i, 2.5 + mg_uniform(&r)); /* diagonally dominant */
-        store(ps->host_in[3], ps->dbl, i, 2 * mg_uniform(&r) - 1);
+        oracle_set(ps->host_in[0], ps->dbl, i, lo);
+        oracle_set(ps->host_in[2], ps->dbl, i, up);
+        oracle_set(ps->host_in[1], ps->dbl, i, 2.5 + mg_uniform(&r)); /* diagonally dominant */
+        oracle_set(ps->host_in[3], ps->dbl, i, 2 * mg_uniform(&r) - 1);
     }
     for (int a = 0; a < 4; ++a) {
         ps->dev_in[a] = upload(e, NULL, ps->batch * ps->in_bytes[a]);
@@ -461,22 +456,11 @@ static int tridiag_verify(tune_env *e, problem_set *ps, char *why, size_t whylen
                         0, NULL, NULL);
     int ok = read_info(e, ps->dev_work[1], ps->batch, why, whylen);
     for (size_t k = 0; k < s && ok; ++k) {
-        const size_t o = k * (size_t)m;
-        double rmax = 0, tnorm = 0, xnorm = 0;
-        for (int i = 0; i < m; ++i) {
-            const double lo = i > 0 ? oracle_get(ps->host_in[0], dbl, o + i) : 0,
-                         up = i < m - 1 ? oracle_get(ps->host_in[2], dbl, o + i) : 0,
-                         di = oracle_get(ps->host_in[1], dbl, o + i);
-            double t = di * oracle_get(X, dbl, o + i);
-            if (i > 0)
-                t += lo * oracle_get(X, dbl, o + i - 1);
-            if (i < m - 1)
-                t += up * oracle_get(X, dbl, o + i + 1);
-            rmax = fmax(rmax, fabs(t - oracle_get(ps->host_in[3], dbl, o + i)));
-            tnorm = fmax(tnorm, fabs(lo) + fabs(di) + fabs(up));
-            xnorm = fmax(xnorm, fabs(oracle_get(X, dbl, o + i)));
-        }
-        const double r = rmax / (tnorm * xnorm * m * oracle_eps(dbl));
+        const size_t o = k * (size_t)m * ps->es;
+        const double r = oracle_gtsv_residual(m, 1, dbl, (const char *)ps->host_in[0] + o,
+                                              (const char *)ps->host_in[1] + o,
+                                              (const char *)ps->host_in[2] + o,
+                                              (const char *)ps->host_in[3] + o, (const char *)X + o);
         if (!(r < 30)) {
             snprintf(why, whylen, "system %zu: scaled residual %.3g", k, r);
             ok = 0;
@@ -549,8 +533,8 @@ static int sytrd_setup(tune_env *e, problem_set *ps)
         for (int j = 0; j < n; ++j)
             for (int i = j; i < n; ++i) {
                 const double v = 2 * mg_uniform(&r) - 1;
-                store(ps->host_in[0], ps->dbl, k * nn + (size_t)j * n + i, v);
-                store(ps->host_in[0], ps->dbl, k * nn + (size_t)i * n + j, v);
+                oracle_set(ps->host_in[0], ps->dbl, k * nn + (size_t)j * n + i, v);
+                oracle_set(ps->host_in[0], ps->dbl, k * nn + (size_t)i * n + j, v);
             }
     for (size_t k = d; k < ps->batch; k += d)
         memcpy((char *)ps->host_in[0] + k * ps->in_bytes[0], ps->host_in[0],
@@ -679,7 +663,7 @@ static int geev_setup(tune_env *e, problem_set *ps)
     for (size_t k = 0; k < d; ++k) {
         mg_nonsymmetric(MG_DENSE, n, 0, &r, a);
         for (size_t i = 0; i < nn; ++i)
-            store(ps->host_in[0], ps->dbl, k * nn + i, a[i]);
+            oracle_set(ps->host_in[0], ps->dbl, k * nn + i, a[i]);
     }
     free(a);
     ps->dev_in[0] = upload(e, NULL, ps->batch * ps->in_bytes[0]);
@@ -945,8 +929,8 @@ static int pcyclic_setup(tune_env *e, problem_set *ps)
                    (double *)ps->host_in[1] + k * blocks);
     ps->out[0] = xmalloc(2 * ps->batch * blocks * ps->es);
     for (size_t i = 0; i < ps->batch * blocks; ++i) {
-        store(ps->out[0], ps->dbl, i, ((double *)ps->host_in[0])[i]);
-        store(ps->out[0], ps->dbl, ps->batch * blocks + i, ((double *)ps->host_in[1])[i]);
+        oracle_set(ps->out[0], ps->dbl, i, ((double *)ps->host_in[0])[i]);
+        oracle_set(ps->out[0], ps->dbl, ps->batch * blocks + i, ((double *)ps->host_in[1])[i]);
     }
     ps->out[1] = xmalloc(ps->batch * N * N * ps->es);
     ps->out[2] = xmalloc(ps->batch * sizeof(int));
