@@ -161,3 +161,15 @@ typedef union {
     maskv v;
     MASK_T s[VW];
 } mask_lanes_t;
+
+/* Four consecutive local values as one access: vload4/vstore4 need only the values' own
+ * alignment (a cast to a vector pointer would need 16 or 32 bytes, which local kernel arguments
+ * are not promised); SUM4 adds the four partial sums of a dot product run in four chains (the
+ * chains hide the FMA latency). */
+#define LOAD4(d, p, c)                                                                           \
+    do {                                                                                         \
+        const VEC4 q_ = vload4(0, (p) + (c));                                                    \
+        d[0] = q_.s0; d[1] = q_.s1; d[2] = q_.s2; d[3] = q_.s3;                                  \
+    } while (0)
+#define STORE4(p, c, x0, x1, x2, x3) vstore4((VEC4)((x0), (x1), (x2), (x3)), 0, (p) + (c))
+#define SUM4(x) (((x)[0] + (x)[1]) + ((x)[2] + (x)[3]))

@@ -25,6 +25,7 @@
 #define NT 64
 #endif
 #define MAX_ITER 128
+#define UNROLL _Pragma("unroll")
 
 #define ZG(i, j) Z[offZ + BATCH_INDEX(prob, (uint)((j) * n + (i)), nn, stride)]
 #define SG(i, j) S[offS + BATCH_INDEX(prob, (uint)((j) * n + (i)), nn, stride)]
@@ -467,25 +468,50 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
         info[offInfo + prob] = misc[2];
 }
 
-/* V = Q Z (eigenvectors of A from those of T), rows shared by NT work-items; `index` as stedc. */
+/* V = Q Z, a row of Q per work-item in registers (NT >= n work-items per matrix; ZLD values per
+ * row, NT rounded up to a multiple of 4), Z staged in local memory BACK_COLS columns at a time and
+ * read as 16-byte broadcasts; consecutive work-items load and store consecutive rows. `index`
+ * lists the problems (all when NULL). */
+#define ZLD ((NT + 3) / 4 * 4)
+#define BACK_COLS 16
 __kernel void stedc_backtransform(__global const real *Q, ulong offQ, __global const real *Z,
                                   ulong offZ, __global real *V, ulong offV,
-                                  __global const uint *index, int n, uint count, ulong stride)
+                                  __global const uint *index, int n, uint count, ulong stride,
+                                  __local real *lds)
 {
     const int lid = (int)get_local_id(0);
     const int w = lid / NT, t = lid - w * NT;
     const uint slot = (uint)get_group_id(0) * (uint)(get_local_size(0) / NT) + (uint)w;
-    if (slot >= count)
-        return; /* no barrier in this kernel */
-    const uint prob = index ? index[slot] : slot, nn = (uint)(n * n);
-    for (int i = t; i < n; i += NT)
-        for (int c = 0; c < n; ++c) {
-            real acc = (real)0;
-            for (int l = 0; l < n; ++l)
-                acc += Q[offQ + BATCH_INDEX(prob, (uint)(l * n + i), nn, stride)] *
-                       Z[offZ + BATCH_INDEX(prob, (uint)(c * n + l), nn, stride)];
-            V[offV + BATCH_INDEX(prob, (uint)(c * n + i), nn, stride)] = acc;
-        }
+    const bool active = slot < count;
+    const uint prob = !active ? 0u : index ? index[slot] : slot, nn = (uint)(n * n);
+    __local real *zs = lds + w * BACK_COLS * ZLD;
+    real qrow[ZLD];
+    UNROLL
+    for (int l = 0; l < ZLD; ++l)
+        qrow[l] = (active && t < n && l < n)
+                      ? Q[offQ + BATCH_INDEX(prob, (uint)(l * n + t), nn, stride)]
+                      : (real)0;
+    for (int c0 = 0; c0 < n; c0 += BACK_COLS) {
+        const int cols = min(BACK_COLS, n - c0);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous block is done with */
+        for (int c = 0; c < cols; ++c)
+            for (int l = t; l < ZLD; l += NT)
+                zs[c * ZLD + l] = (active && l < n) ? ZG(l, c0 + c) : (real)0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (active && t < n)
+            for (int c = 0; c < cols; ++c) {
+                real acc[4] = {0, 0, 0, 0};
+                UNROLL
+                for (int l = 0; l < ZLD; l += 4) {
+                    real z4[4];
+                    LOAD4(z4, zs + c * ZLD, l);
+                    UNROLL
+                    for (int e = 0; e < 4; ++e)
+                        acc[e] += qrow[l + e] * z4[e];
+                }
+                V[offV + BATCH_INDEX(prob, (uint)((c0 + c) * n + t), nn, stride)] = SUM4(acc);
+            }
+    }
 }
 
 /* The truncated solve x = V diag(1/lambda, kept) V^T b: eigenvalues with |lambda| < max |lambda| /

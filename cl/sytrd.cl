@@ -20,13 +20,16 @@
 
 #define SA(i, j) sA[(j) * n + (i)]
 
-/* load one element of VW problems starting at `first` (idle lanes repeat the last problem) */
+/* the problem in slot s: the index list's entry when there is one (AUTO's second pass) */
+#define PROBLEM(s) (index ? index[s] : (s))
+
+/* load one element of VW problems starting at slot `first` (idle lanes repeat the last one) */
 #define GATHER(dst, ptr, off, e, per)                                                            \
     do {                                                                                         \
         lanes_t g_;                                                                              \
         for (int v_ = 0; v_ < VW; ++v_)                                                          \
-            g_.s[v_] = ptr[off + BATCH_INDEX(first + min((uint)v_, lanes - 1u), (uint)(e), per,  \
-                                             stride)];                                           \
+            g_.s[v_] = ptr[off + BATCH_INDEX(PROBLEM(first + min((uint)v_, lanes - 1u)),         \
+                                             (uint)(e), per, stride)];                           \
         dst = g_.v;                                                                              \
     } while (0)
 #define SCATTER(ptr, off, e, per, val)                                                           \
@@ -34,13 +37,15 @@
         lanes_t s_;                                                                              \
         s_.v = (val);                                                                            \
         for (int v_ = 0; v_ < (int)lanes; ++v_)                                                  \
-            ptr[off + BATCH_INDEX(first + (uint)v_, (uint)(e), per, stride)] = s_.s[v_];         \
+            ptr[off + BATCH_INDEX(PROBLEM(first + (uint)v_), (uint)(e), per, stride)] = s_.s[v_]; \
     } while (0)
 
+#ifndef SYTRD_REG
 __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong offQ,
                     __global real *D, ulong offD, __global real *E, ulong offE,
                     __global const real *B, ulong offB, __global real *Y, ulong offY, int n,
-                    int nrhs, uint count, ulong stride, int mode, __local realv *lds)
+                    int nrhs, uint count, ulong stride, int mode, __global const uint *index,
+                    __local realv *lds)
 {
     const int lid = (int)get_local_id(0);
     const int w = lid / NT, t = lid - w * NT;
@@ -219,6 +224,420 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
             }
     }
 }
+
+#else /* SYTRD_REG */
+
+/* Rows in registers (GPUs): NT work-items per matrix, each holding RPT rows of the full matrix
+ * in private arrays indexed by compile-time column numbers (every loop over columns is
+ * unrolled to NMAX, a power of two >= n; entries past n stay zero). A step j of the reduction:
+ *  - the owner of row j (= column j, A being symmetric) forms the reflector from it and
+ *    publishes v (zeros up to row j, 1 at j+1), tau, d_j and e_j in local memory;
+ *  - every work-item forms p_i = tau (A v)_i for its rows (v read as broadcasts);
+ *  - every work-item forms p^T v itself (no serial section) and updates its rows,
+ *    A <- A - v w^T - w v^T, w = p - (tau/2)(p^T v) v.
+ * Two barriers a step. The reflectors stay in local memory, one column each; Q = H_0 ... H_{n-2}
+ * is then formed a column per work-item without barriers. sytrd_solve (-DSYTRD_SOLVE) instead
+ * applies each H_j to the right-hand sides as it goes, solves T z = Q^T b by PCR in local memory
+ * and applies the reflectors back, x = Q z: Householder + PCR in one kernel, no Q in global
+ * memory (Abbas-Turki & Graillat 2016, Sect. 4). */
+
+#ifndef NMAX
+#define NMAX NT
+#endif
+#define RPT ((NMAX + NT - 1) / NT) /* rows per work-item; the host keeps NT a power of two <= NMAX,
+                                     * NMAX >= 4 */
+#define NO_FAILURE 0x7fffffff
+#define PIVOT_OK(x) ((x) != (real)0 && isfinite(x))
+#define UNROLL _Pragma("unroll")
+
+#define PARTS ((NT + 3) / 4 * 4 + 4) /* partial maxima and the flag, a multiple of 4 */
+
+/* local memory of one matrix, in reals: reflector columns (stride NMAX; one more column's worth
+ * at n == NMAX, where Q is staged with an odd stride), tau, d, e, p, the scaling's partial
+ * maxima and a failure flag; the solve adds two right-hand-side buffers and the PCR's arrays */
+#define REFL_LOCAL(n) ((((n) * ((n) == NMAX ? NMAX + 1 : NMAX)) + 3) / 4 * 4)
+#ifdef SYTRD_SOLVE
+#define REG_LOCAL(n, cols) (REFL_LOCAL(n) + 4 * NMAX + PARTS + 2 * NMAX * (cols) + 6 * NMAX)
+#else
+#define REG_LOCAL(n, cols) (REFL_LOCAL(n) + 4 * NMAX + PARTS)
+#endif
+
+/* x^T y of two local vectors of NMAX values */
+real dot_local(__local const real *x, __local const real *y)
+{
+    real s4[4] = {0, 0, 0, 0};
+    UNROLL
+    for (int q = 0; q < NMAX; q += 4) {
+        real x4[4], y4[4];
+        LOAD4(x4, x, q);
+        LOAD4(y4, y, q);
+        UNROLL
+        for (int e = 0; e < 4; ++e)
+            s4[e] += x4[e] * y4[e];
+    }
+    return SUM4(s4);
+}
+
+#ifdef SYTRD_SOLVE
+/* X = Q PCR(T, Q^T B) for columns c0 .. c0+cols-1 of B (nrhs in all); info: the first row whose
+ * PCR pivot was zero or not finite (1-based), else 0; a failed problem gets X = B. */
+__kernel void sytrd_solve(__global const real *A, ulong offA, __global const real *B, ulong offB,
+                          __global real *X, ulong offX, __global int *info, ulong offInfo, int n,
+                          int nrhs, int c0, int cols, uint count, ulong stride, __local real *lds)
+#else
+/* D, E and Q (mode & SYTRD_FORM_Q) of the problems in `index` (all when NULL). B, Y, nrhs: unused
+ * (the host applies Q^T to right-hand sides with sytrd_solve or the SIMD kernel). */
+__kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong offQ,
+                    __global real *D, ulong offD, __global real *E, ulong offE,
+                    __global const real *B, ulong offB, __global real *Y, ulong offY, int n,
+                    int nrhs, uint count, ulong stride, int mode, __global const uint *index,
+                    __local real *lds)
+#endif
+{
+    const int lid = (int)get_local_id(0);
+    const int w = lid / NT, t = lid - w * NT;
+    const int mpg = (int)get_local_size(0) / NT;
+    const uint slot = (uint)get_group_id(0) * (uint)mpg + (uint)w;
+    const bool active = slot < count;
+#ifdef SYTRD_SOLVE
+    const uint k = active ? slot : 0u;
+#else
+    const int cols = 0;
+    const uint k = !active ? 0u : index ? index[slot] : slot;
+#endif
+    __local real *M = lds + (size_t)w * REG_LOCAL(n, cols);
+    __local real *tauv = M + REFL_LOCAL(n), *dv = tauv + NMAX, *ev = dv + NMAX, *pv = ev + NMAX;
+    __local real *part = pv + NMAX;
+    __local int *flag = (__local int *)(part + NT);
+    const uint nn = (uint)(n * n);
+
+    /* the lower triangle, mirrored, staged in the reflector area, then my rows into registers */
+    if (active)
+        for (int c = 0; c < n; ++c)
+            for (int i = t; i < n; i += NT)
+                M[c * NMAX + i] =
+                    A[offA + BATCH_INDEX(k, (uint)(i >= c ? c * n + i : i * n + c), nn, stride)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    real a[RPT][NMAX];
+    real amax = (real)0;
+    UNROLL
+    for (int r = 0; r < RPT; ++r) {
+        const int i = r * NT + t;
+        UNROLL
+        for (int c = 0; c < NMAX; ++c) {
+            const real x = (active && i < n && c < n) ? M[c * NMAX + i] : (real)0;
+            a[r][c] = x;
+            amax = fmax(amax, fabs(x));
+        }
+    }
+    /* matrices with norms outside [SCALE_MIN, SCALE_MAX] are reduced scaled, as LAPACK does */
+    part[t] = amax;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    real m = (real)0;
+    for (int u = 0; u < NT; ++u)
+        m = fmax(m, part[u]);
+    const bool small = m > (real)0 && m < (real)SCALE_MIN, large = m > (real)SCALE_MAX;
+    const real scale = small ? (real)SCALE_MIN / m : large ? (real)SCALE_MAX / m : (real)1;
+    const real unscale = small ? m / (real)SCALE_MIN : large ? m / (real)SCALE_MAX : (real)1;
+    if (scale != (real)1) {
+        UNROLL
+        for (int r = 0; r < RPT; ++r) {
+            UNROLL
+            for (int c = 0; c < NMAX; ++c)
+                a[r][c] *= scale;
+        }
+    }
+#ifdef SYTRD_SOLVE
+    /* the right-hand sides, rows past n zero; h[0] and h[1] alternate between steps */
+    __local real *h = part + PARTS;
+    const int hsize = NMAX * cols, nb = n * nrhs;
+    for (int c = 0; c < cols; ++c)
+        for (int q = t; q < NMAX; q += NT)
+            h[c * NMAX + q] = (active && q < n) ? B[offB + BATCH_INDEX(k, (uint)((c0 + c) * n + q),
+                                                                       (uint)nb, stride)]
+                                                : (real)0;
+#endif
+
+    /* steps j = rj*NT .. rj*NT+NT-1 have their pivot row in my row slot rj: the outer loop is
+     * unrolled so that the owner reads its row with compile-time indices (a run-time row number
+     * put the whole array in stack memory with NVIDIA's compiler) */
+    UNROLL
+    for (int rj = 0; rj < RPT; ++rj)
+    for (int j = rj * NT; j < min(n - 1, rj * NT + NT); ++j) {
+        __local real *v = M + j * NMAX;
+        if (t == j - rj * NT) { /* the owner: the reflector from its row */
+            real dj = (real)0, alpha = (real)0, sq[4] = {0, 0, 0, 0};
+            UNROLL
+            for (int c = 0; c < NMAX; ++c) {
+                const real x = a[rj][c];
+                dj = c == j ? x : dj;
+                alpha = c == j + 1 ? x : alpha;
+                sq[c % 4] += c > j + 1 ? x * x : (real)0;
+            }
+            const real sigma = SUM4(sq);
+            /* no reflection where the column is already reduced (always at j = n-2) */
+            const bool refl = sigma != (real)0;
+            const real nrm = sqrt(alpha * alpha + sigma);
+            const real beta = alpha >= (real)0 ? -nrm : nrm;
+            const real inv = refl ? (real)1 / (alpha - beta) : (real)0;
+            tauv[j] = refl ? (beta - alpha) / beta : (real)0;
+            dv[j] = dj;
+            ev[j] = refl ? beta : alpha;
+#define VC(c) ((c) == j + 1 ? (real)1 : (c) > j + 1 ? a[rj][c] * inv : (real)0)
+            UNROLL
+            for (int c = 0; c < NMAX; c += 4)
+                STORE4(v, c, VC(c), VC(c + 1), VC(c + 2), VC(c + 3));
+#undef VC
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const real tau = tauv[j];
+        real p[RPT], pp[RPT][4];
+        UNROLL
+        for (int r = 0; r < RPT; ++r)
+            pp[r][0] = pp[r][1] = pp[r][2] = pp[r][3] = (real)0;
+        /* rows and columns before rj*NT are reduced already (v and p vanish there): the loops
+         * start past them, at compile-time bounds */
+        UNROLL
+        for (int c = rj * NT / 4 * 4; c < NMAX; c += 4) {
+            real v4[4];
+            LOAD4(v4, v, c);
+            UNROLL
+            for (int e = 0; e < 4; ++e) {
+                UNROLL
+                for (int r = rj; r < RPT; ++r)
+                    pp[r][e] += a[r][c + e] * v4[e];
+            }
+        }
+        UNROLL
+        for (int r = 0; r < RPT; ++r) {
+            const int i = r * NT + t;
+            p[r] = i > j ? tau * SUM4(pp[r]) : (real)0;
+            pv[i] = p[r];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        real s4[4] = {0, 0, 0, 0};
+        UNROLL
+        for (int c = rj * NT / 4 * 4; c < NMAX; c += 4) {
+            real v4[4], p4[4];
+            LOAD4(v4, v, c);
+            LOAD4(p4, pv, c);
+            UNROLL
+            for (int e = 0; e < 4; ++e)
+                s4[e] += p4[e] * v4[e];
+        }
+        const real ptv = (real)0.5 * tau * SUM4(s4); /* (tau/2) p^T v */
+        real vi[RPT], wi[RPT];
+        UNROLL
+        for (int r = 0; r < RPT; ++r) {
+            vi[r] = v[r * NT + t];
+            wi[r] = p[r] - ptv * vi[r];
+        }
+        UNROLL
+        for (int c = rj * NT / 4 * 4; c < NMAX; c += 4) {
+            real v4[4], p4[4];
+            LOAD4(v4, v, c);
+            LOAD4(p4, pv, c);
+            UNROLL
+            for (int e = 0; e < 4; ++e) {
+                const real wc = p4[e] - ptv * v4[e];
+                UNROLL
+                for (int r = rj; r < RPT; ++r)
+                    a[r][c + e] -= vi[r] * wc + wi[r] * v4[e];
+            }
+        }
+#ifdef SYTRD_SOLVE
+        { /* b <- H_j b, from buffer j&1 into the other (all of b is read, my rows written) */
+            __local const real *hin = h + (j & 1) * hsize;
+            __local real *hout = h + ((j & 1) ^ 1) * hsize;
+            for (int c = 0; c < cols; ++c) {
+                const real dot = tau * dot_local(v, hin + c * NMAX);
+                UNROLL
+                for (int r = 0; r < RPT; ++r)
+                    hout[c * NMAX + r * NT + t] = hin[c * NMAX + r * NT + t] - dot * vi[r];
+            }
+        }
+#endif
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    { /* the last diagonal entry, picked by selects (no run-time row number, as above) */
+        real x = (real)0;
+        UNROLL
+        for (int r = 0; r < RPT; ++r) {
+            UNROLL
+            for (int c = 0; c < NMAX; ++c)
+                x = (r * NT + t == n - 1 && c == n - 1) ? a[r][c] : x;
+        }
+        if (t == (n - 1) % NT)
+            dv[n - 1] = x;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+#ifndef SYTRD_SOLVE
+    if (active)
+        for (int q = t; q < n; q += NT) {
+            D[offD + BATCH_INDEX(k, (uint)q, (uint)n, stride)] = dv[q] * unscale;
+            if (q < n - 1)
+                E[offE + BATCH_INDEX(k, (uint)q, (uint)(n - 1), stride)] = ev[q] * unscale;
+        }
+    /* Q = H_0 H_1 ... H_{n-2}: my columns, starting from the identity's, H_{n-2} first */
+    UNROLL
+    for (int r = 0; r < RPT; ++r) {
+        UNROLL
+        for (int c = 0; c < NMAX; ++c)
+            a[r][c] = c == r * NT + t ? (real)1 : (real)0;
+    }
+    for (int j = n - 2; j >= 0; --j) {
+        __local const real *v = M + j * NMAX;
+        const real tau = tauv[j];
+        real dot[RPT], d4[RPT][4];
+        UNROLL
+        for (int r = 0; r < RPT; ++r)
+            d4[r][0] = d4[r][1] = d4[r][2] = d4[r][3] = (real)0;
+        UNROLL
+        for (int c = 0; c < NMAX; c += 4) {
+            real v4[4];
+            LOAD4(v4, v, c);
+            UNROLL
+            for (int e = 0; e < 4; ++e) {
+                UNROLL
+                for (int r = 0; r < RPT; ++r)
+                    d4[r][e] += v4[e] * a[r][c + e];
+            }
+        }
+        UNROLL
+        for (int r = 0; r < RPT; ++r)
+            dot[r] = tau * SUM4(d4[r]);
+        UNROLL
+        for (int c = 0; c < NMAX; c += 4) {
+            real v4[4];
+            LOAD4(v4, v, c);
+            UNROLL
+            for (int e = 0; e < 4; ++e) {
+                UNROLL
+                for (int r = 0; r < RPT; ++r)
+                    a[r][c + e] -= dot[r] * v4[e];
+            }
+        }
+    }
+    /* staged through local memory with an odd stride (conflict-free column stores), then
+     * written with consecutive work-items on consecutive addresses */
+    const int ld = n | 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    UNROLL
+    for (int r = 0; r < RPT; ++r) {
+        const int col = r * NT + t;
+        if (col < n) {
+            UNROLL
+            for (int c = 0; c < NMAX; ++c)
+                if (c < n)
+                    M[col * ld + c] = a[r][c];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if ((mode & SYTRD_FORM_Q) && active)
+        for (int q = t; q < n * n; q += NT) {
+            const int i = q % n, c = q / n;
+            Q[offQ + BATCH_INDEX(k, (uint)q, nn, stride)] = M[c * ld + i];
+        }
+#else
+    /* T z = Q^T b by PCR over NMAX equations (identity past n), a, b, c and h double-buffered */
+    __local real *pa = h + 2 * hsize, *pb = pa + 2 * NMAX, *pc = pb + 2 * NMAX;
+    int hb = (n - 1) & 1; /* the buffer holding Q^T b */
+    UNROLL
+    for (int r = 0; r < RPT; ++r) {
+        const int q = r * NT + t;
+        pa[q] = (q > 0 && q < n) ? ev[q - 1] * unscale : (real)0;
+        pb[q] = q < n ? dv[q] * unscale : (real)1;
+        pc[q] = q < n - 1 ? ev[q] * unscale : (real)0;
+    }
+    if (t == 0)
+        *flag = NO_FAILURE;
+    int bad = NO_FAILURE, cb = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int span = 1; span < NMAX; span *= 2) {
+        __local const real *ia = pa + cb * NMAX, *ib = pb + cb * NMAX, *ic = pc + cb * NMAX;
+        __local real *oa = pa + (cb ^ 1) * NMAX, *ob = pb + (cb ^ 1) * NMAX, *oc = pc + (cb ^ 1) * NMAX;
+        __local const real *ih = h + hb * hsize;
+        __local real *oh = h + (hb ^ 1) * hsize;
+        UNROLL
+        for (int r = 0; r < RPT; ++r) {
+            const int q = r * NT + t;
+            const real aq = ia[q], cq = ic[q];
+            real alpha = (real)0, gamma = (real)0, na = (real)0, nb_ = ib[q], nc = (real)0;
+            /* a zero coupling needs no division: decoupled blocks stay decoupled */
+            if (q >= span && aq != (real)0) {
+                const real bl = ib[q - span];
+                if (!PIVOT_OK(bl))
+                    bad = min(bad, q - span + 1);
+                alpha = -aq / bl;
+                na = alpha * ia[q - span];
+                nb_ += alpha * ic[q - span];
+            }
+            if (q + span < NMAX && cq != (real)0) {
+                const real br = ib[q + span];
+                if (!PIVOT_OK(br))
+                    bad = min(bad, q + span + 1);
+                gamma = -cq / br;
+                nc = gamma * ic[q + span];
+                nb_ += gamma * ia[q + span];
+            }
+            oa[q] = na;
+            ob[q] = nb_;
+            oc[q] = nc;
+            for (int c = 0; c < cols; ++c) {
+                real hq = ih[c * NMAX + q];
+                if (q >= span)
+                    hq += alpha * ih[c * NMAX + q - span];
+                if (q + span < NMAX)
+                    hq += gamma * ih[c * NMAX + q + span];
+                oh[c * NMAX + q] = hq;
+            }
+        }
+        cb ^= 1;
+        hb ^= 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    UNROLL
+    for (int r = 0; r < RPT; ++r) {
+        const int q = r * NT + t;
+        const real bq = pb[cb * NMAX + q];
+        if (q < n && !PIVOT_OK(bq))
+            bad = min(bad, q + 1);
+        for (int c = 0; c < cols; ++c)
+            h[hb * hsize + c * NMAX + q] = q < n ? h[hb * hsize + c * NMAX + q] / bq : (real)0;
+    }
+    if (bad != NO_FAILURE)
+        atomic_min(flag, bad);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* x = Q z = H_0 (H_1 (... H_{n-2} z)) */
+    for (int j = n - 2; j >= 0; --j) {
+        __local const real *v = M + j * NMAX;
+        const real tau = tauv[j];
+        __local const real *ih = h + hb * hsize;
+        __local real *oh = h + (hb ^ 1) * hsize;
+        for (int c = 0; c < cols; ++c) {
+            const real dot = tau * dot_local(v, ih + c * NMAX);
+            UNROLL
+            for (int r = 0; r < RPT; ++r)
+                oh[c * NMAX + r * NT + t] = ih[c * NMAX + r * NT + t] - dot * v[r * NT + t];
+        }
+        hb ^= 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int fail = *flag;
+    if (active) {
+        if (t == 0)
+            info[offInfo + k] = fail == NO_FAILURE ? 0 : fail;
+        for (int c = 0; c < cols; ++c)
+            for (int q = t; q < n; q += NT) {
+                const ulong at = BATCH_INDEX(k, (uint)((c0 + c) * n + q), (uint)nb, stride);
+                X[offX + at] = fail == NO_FAILURE ? h[hb * hsize + c * NMAX + q] : B[offB + at];
+            }
+    }
+#endif
+}
+
+#endif /* SYTRD_REG */
 
 /* X = Q Z for every right-hand side (rows shared by NT work-items). A problem whose info is set
  * gets X = B (B NULL: when X held B in place, Q Z then gives B back within rounding). */

@@ -31,6 +31,25 @@ static size_t sytrd_local(int n, size_t es)
     return ((size_t)n * n + 5 * (size_t)n + 4) * es;
 }
 
+/* Local memory of one matrix in the rows-in-registers kernels (cl/sytrd.cl, SYTRD_REG): the
+ * reflector columns, tau, d, e, p, the partial maxima and a flag; the fused solve adds two
+ * buffers of `cols` right-hand sides and the PCR's arrays. As REG_LOCAL there. */
+static size_t sytrd_reg_local(int n, int nmax, int nt, int cols, int solve, size_t es)
+{
+    const size_t refl = ((size_t)n * (size_t)(n == nmax ? nmax + 1 : nmax) + 3) / 4 * 4;
+    size_t r = refl + 4 * (size_t)nmax + ((size_t)nt + 3) / 4 * 4 + 4;
+    if (solve)
+        r += 2 * (size_t)nmax * (size_t)cols + 6 * (size_t)nmax;
+    return r * es;
+}
+
+/* The right-hand sides one launch of the fused Householder + PCR solve takes at most: each step
+ * of the reduction applies its reflector to all of them, kept in local memory. */
+#define FUSED_MAX_COLS 8
+
+/* Columns of Z the back-transformation stages in local memory at a time (as cl/stedc.cl) */
+#define BACK_COLS 16
+
 static size_t stedc_local(int n, size_t es)
 {
     return ((size_t)n * n + 10 * (size_t)n + 4) * es + (12 * (size_t)n + 4) * sizeof(int);
@@ -128,14 +147,72 @@ typedef struct {
     int n, dbl;
     bcl_layout layout;
     kplan sytrd, apply, resid, stedc, back, solve;
+    kplan fused;    /* sytrd_solve, when the rows-in-registers kernels are used (fused.k set) */
+    int fused_cols; /* right-hand sides per launch of it */
     double threshold, auto_residual;
 } sym_plans;
 
-enum { NEED_SYTRD = 1, NEED_APPLY = 2, NEED_RESID = 4, NEED_STEDC = 8 };
+enum { NEED_SYTRD = 1, NEED_APPLY = 2, NEED_RESID = 4, NEED_STEDC = 8, NEED_SOLVE = 16 };
 enum { SYTRD_FORM_Q = 1, SYTRD_APPLY_B = 2 }; /* as cl/sytrd.cl */
 
+/* The rows-in-registers sytrd (and, for NEED_SOLVE, the fused sytrd_solve for nrhs right-hand
+ * sides) of the collaborative mapping: NT work-items per matrix, a power of two from the tuning
+ * entry or the heuristic, raised until a work-item's rows (RPT x NMAX values) fit 128 32-bit
+ * registers. *used = 0 (and nothing built) where local memory or the work-group limit rules it
+ * out: the local-memory kernel is used then. */
+static bcl_status make_reg_plans(bcl_context *ctx, const char *fn, int dbl, int n,
+                                 bcl_layout layout, int need, int nrhs, const bcl_params *p,
+                                 sym_plans *sp, int *used)
+{
+    *used = 0;
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const int nmax = n < 4 ? 4 : bcl_pow2_at_least(n), words = dbl ? 2 : 1;
+    const int rpt_max = 128 / (nmax * words) > 1 ? 128 / (nmax * words) : 1;
+    const int nt_min = nmax / rpt_max > 2 ? nmax / rpt_max : 2;
+    /* default: 4 rows a work-item on GPUs (where the budget allows); one on CPUs, whose
+     * compilers take long over the unrolled row blocks and whose groups run on one core anyway */
+    int nt = p->work_items_per_problem > 0 ? bcl_pow2_at_least(p->work_items_per_problem)
+             : ctx->dev.is_gpu            ? nmax / (rpt_max < 4 ? rpt_max : 4)
+                                          : nmax;
+    nt = nt < nt_min ? nt_min : nt > nmax ? nmax : nt;
+    /* several matrices per group on GPUs; on CPUs one (a group runs on one core anyway) */
+    const size_t target = !ctx->dev.is_gpu ? (size_t)nt
+                          : p->problems_per_group > 0 ? (size_t)p->problems_per_group * (size_t)nt
+                                                      : 128;
+    const size_t local = ctx->dev.local_mem_bytes;
+    char variant[96];
+    snprintf(variant, sizeof variant, "-DSYTRD_REG -DNT=%d -DNMAX=%d", nt, nmax);
+    if (sytrd_reg_local(n, nmax, nt, 0, 0, es) > local)
+        return BCL_SUCCESS;
+    int cols = 0;
+    if (need & NEED_SOLVE) {
+        cols = nrhs < FUSED_MAX_COLS ? nrhs : FUSED_MAX_COLS;
+        while (cols > 1 && sytrd_reg_local(n, nmax, nt, cols, 1, es) > local)
+            --cols;
+        if (sytrd_reg_local(n, nmax, nt, cols, 1, es) > local)
+            return BCL_SUCCESS;
+    }
+    bcl_status s = make_kplan(ctx, fn, "sytrd.cl", "sytrd", variant, dbl, layout, nt, 1,
+                              sytrd_reg_local(n, nmax, nt, 0, 0, es), target, &sp->sytrd);
+    if (s == BCL_SUCCESS && (need & NEED_SOLVE)) {
+        char solve_variant[112];
+        snprintf(solve_variant, sizeof solve_variant, "%s -DSYTRD_SOLVE", variant);
+        s = make_kplan(ctx, fn, "sytrd.cl", "sytrd_solve", solve_variant, dbl, layout, nt, 1,
+                       sytrd_reg_local(n, nmax, nt, cols, 1, es), target, &sp->fused);
+        sp->fused_cols = cols;
+    }
+    if (s == BCL_UNSUPPORTED_SIZE) { /* the kernel's own work-group limit: not an error here */
+        bcl_clear_error(ctx);
+        memset(&sp->sytrd, 0, sizeof sp->sytrd);
+        memset(&sp->fused, 0, sizeof sp->fused);
+        return BCL_SUCCESS;
+    }
+    *used = s == BCL_SUCCESS;
+    return s;
+}
+
 static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, bcl_layout layout,
-                             int need, sym_plans *sp)
+                             int need, int nrhs, sym_plans *sp)
 {
     memset(sp, 0, sizeof *sp);
     sp->n = n;
@@ -149,8 +226,15 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
     const int gpu_target = ctx->dev.is_gpu ? 128 : 2;
     char variant[64];
     bcl_status s = BCL_SUCCESS;
-    if (need & NEED_SYTRD) {
-        /* SIMD: one matrix per work-item, vw of them in vector lanes; collaborative: n* rows */
+    int reg = 0;
+    if ((need & NEED_SYTRD) && p.mapping != BCL_MAPPING_SIMD) {
+        s = make_reg_plans(ctx, fn, dbl, n, layout, need, nrhs, &p, sp, &reg);
+        if (s != BCL_SUCCESS)
+            return s;
+    }
+    if ((need & NEED_SYTRD) && !reg) {
+        /* SIMD: one matrix per work-item, vw of them in vector lanes; collaborative (where the
+         * register kernel does not fit): NT rows shared, the matrix in local memory */
         const int simd = p.mapping == BCL_MAPPING_SIMD;
         int vw = simd && p.problems_per_work_item > 0 ? p.problems_per_work_item : 1;
         while (vw > 1 && sytrd_local(n, es) * (size_t)vw > ctx->dev.local_mem_bytes)
@@ -192,7 +276,7 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
                        stedc_local(n, es), ctx->dev.is_gpu ? 64 : (size_t)nt, &sp->stedc);
         if (s == BCL_SUCCESS)
             s = make_kplan(ctx, fn, "stedc.cl", "stedc_backtransform", variant, dbl, layout, nt, 1,
-                           0, (size_t)gpu_target, &sp->back);
+                           BACK_COLS * (size_t)((nt + 3) / 4 * 4) * es, (size_t)gpu_target, &sp->back);
         if (s == BCL_SUCCESS)
             s = make_kplan(ctx, fn, "stedc.cl", "stedc_solve", variant, dbl, layout, 1, 1,
                            (size_t)n * es, ctx->dev.is_gpu ? 32 : 4, &sp->solve);
@@ -210,16 +294,34 @@ typedef struct {
     int nrhs;
 } sym_bufs;
 
+/* sytrd over `problems` (the index list when not NULL) */
 static bcl_status enq_sytrd(bcl_context *ctx, cl_command_queue q, const sym_plans *sp,
                             const sym_bufs *b, int mode, cl_mem B, size_t offB, cl_mem Y,
-                            size_t offY)
+                            size_t offY, cl_mem index, size_t problems)
 {
     const cl_ulong oA = b->offA, oB = offB, oY = offY, zero = 0, stride = b->stride;
-    const cl_uint count = (cl_uint)b->count;
+    const cl_uint count = (cl_uint)problems;
     const karg args[] = {ARG(b->A), ARG(oA), ARG(b->Q), ARG(zero), ARG(b->d), ARG(zero), ARG(b->e),
                          ARG(zero), ARG(B), ARG(oB), ARG(Y), ARG(oY), ARG(sp->n), ARG(b->nrhs),
-                         ARG(count), ARG(stride), ARG(mode)};
-    return run(ctx, q, &sp->sytrd, args, 17, b->count, NULL);
+                         ARG(count), ARG(stride), ARG(mode), ARG(index)};
+    return run(ctx, q, &sp->sytrd, args, 18, problems, NULL);
+}
+
+/* X = Q PCR(T, Q^T B) in one kernel, fused_cols right-hand sides a launch */
+static bcl_status enq_fused(bcl_context *ctx, cl_command_queue q, const sym_plans *sp,
+                            const sym_bufs *b, cl_mem B, size_t offB)
+{
+    const cl_ulong oA = b->offA, oB = offB, oX = b->offX, oI = b->offInfo, stride = b->stride;
+    const cl_uint count = (cl_uint)b->count;
+    bcl_status s = BCL_SUCCESS;
+    for (int c0 = 0; c0 < b->nrhs && s == BCL_SUCCESS; c0 += sp->fused_cols) {
+        const int cols = b->nrhs - c0 < sp->fused_cols ? b->nrhs - c0 : sp->fused_cols;
+        const karg args[] = {ARG(b->A), ARG(oA), ARG(B),        ARG(oB),   ARG(b->X),
+                             ARG(oX),   ARG(b->info), ARG(oI),  ARG(sp->n), ARG(b->nrhs),
+                             ARG(c0),   ARG(cols),  ARG(count), ARG(stride)};
+        s = run(ctx, q, &sp->fused, args, 14, b->count, NULL);
+    }
+    return s;
 }
 
 static bcl_status enq_resid(bcl_context *ctx, cl_command_queue q, const sym_plans *sp,
@@ -285,7 +387,7 @@ static bcl_status enqueue_solve(bcl_context *ctx, cl_command_queue q, const solv
     const int n = sp->n;
     bcl_status s;
     if (j->method == BCL_EIGEN) {
-        s = enq_sytrd(ctx, q, sp, b, SYTRD_FORM_Q, NO_MEM, 0, NO_MEM, 0);
+        s = enq_sytrd(ctx, q, sp, b, SYTRD_FORM_Q, NO_MEM, 0, NO_MEM, 0, NO_MEM, b->count);
         if (s == BCL_SUCCESS)
             s = enq_eigen(ctx, q, sp, b, NO_MEM, b->count, NO_MEM, 0, 1);
         if (s == BCL_SUCCESS)
@@ -294,13 +396,16 @@ static bcl_status enqueue_solve(bcl_context *ctx, cl_command_queue q, const solv
             for (size_t k = 0; k < b->count; ++k)
                 j->path[first + k] = BCL_EIGEN;
     } else {
-        /* Householder + PCR: Y = Q^T B into X, T z = Y in place, X = Q z */
-        s = enq_sytrd(ctx, q, sp, b, SYTRD_FORM_Q | SYTRD_APPLY_B, B, offB, b->X, b->offX);
-        if (s == BCL_SUCCESS)
+        if (sp->fused.k) /* Householder + PCR in one kernel (no Q in global memory) */
+            s = enq_fused(ctx, q, sp, b, B, offB);
+        else /* Householder + PCR: Y = Q^T B into X, T z = Y in place, X = Q z */
+            s = enq_sytrd(ctx, q, sp, b, SYTRD_FORM_Q | SYTRD_APPLY_B, B, offB, b->X, b->offX,
+                          NO_MEM, b->count);
+        if (s == BCL_SUCCESS && !sp->fused.k)
             s = bcl_ptsv_enqueue(ctx, q, "BCL_HOUSEHOLDER_PCR", sp->dbl, n, b->nrhs, b->count,
                                  sp->layout, b->stride, b->d, b->e, b->X, b->offX, b->info,
                                  b->offInfo);
-        if (s == BCL_SUCCESS) {
+        if (s == BCL_SUCCESS && !sp->fused.k) {
             const cl_ulong zero = 0, oX = b->offX, oB = offB, oI = b->offInfo, stride = b->stride;
             const cl_uint count = (cl_uint)b->count;
             const cl_mem Bk = j->in_place ? NO_MEM : B;
@@ -343,7 +448,10 @@ static bcl_status enqueue_solve(bcl_context *ctx, cl_command_queue q, const solv
                                            NULL, NULL);
                 if (err != CL_SUCCESS)
                     s = bcl_cl_fail(ctx, err, "BCL_AUTO: writing the index of the second pass");
-                /* the eigen path, compacted: only the listed problems */
+                /* the eigen path, compacted: only the listed problems (their Q, d and e first,
+                 * where the fused kernel did not leave them) */
+                if (s == BCL_SUCCESS && sp->fused.k)
+                    s = enq_sytrd(ctx, q, sp, b, SYTRD_FORM_Q, NO_MEM, 0, NO_MEM, 0, b->index, nbad);
                 if (s == BCL_SUCCESS)
                     s = enq_eigen(ctx, q, sp, b, b->index, nbad, NO_MEM, 0, 1);
                 if (s == BCL_SUCCESS)
@@ -430,10 +538,10 @@ bcl_status bcl_symeig_sysv(bcl_context *ctx, const char *fn, int dbl, bcl_method
         return s;
     sym_plans sp;
     const int need = method == BCL_EIGEN ? NEED_SYTRD | NEED_STEDC | NEED_RESID
-                     : method == BCL_AUTO ? NEED_SYTRD | NEED_APPLY | NEED_RESID | NEED_STEDC
-                                          : NEED_SYTRD | NEED_APPLY | NEED_RESID;
+                     : method == BCL_AUTO ? NEED_SYTRD | NEED_SOLVE | NEED_APPLY | NEED_RESID | NEED_STEDC
+                                          : NEED_SYTRD | NEED_SOLVE | NEED_APPLY | NEED_RESID;
     bcl_steps_reset(ctx, 0);
-    s = make_plans(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, need, &sp);
+    s = make_plans(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, need, nrhs, &sp);
     if (s != BCL_SUCCESS)
         return s;
     const size_t es = dbl ? sizeof(double) : sizeof(float), nn = (size_t)n * n,
@@ -513,7 +621,7 @@ bcl_status bcl_residual_host(bcl_context *ctx, const char *fn, int dbl, int n, i
 {
     sym_plans sp;
     bcl_steps_reset(ctx, 0);
-    bcl_status s = make_plans(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, NEED_RESID, &sp);
+    bcl_status s = make_plans(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, NEED_RESID, 0, &sp);
     if (s != BCL_SUCCESS)
         return s;
     const size_t es = dbl ? sizeof(double) : sizeof(float), nb = (size_t)n * (size_t)nrhs;
@@ -554,7 +662,7 @@ static bcl_status eig_enqueue(bcl_context *ctx, void *user, cl_command_queue q, 
         b.Q = out[0];
         b.d = out[1];
         b.e = out[2];
-        s = enq_sytrd(ctx, q, j->sp, &b, SYTRD_FORM_Q, NO_MEM, 0, NO_MEM, 0);
+        s = enq_sytrd(ctx, q, j->sp, &b, SYTRD_FORM_Q, NO_MEM, 0, NO_MEM, 0, NO_MEM, b.count);
     } else if (j->what == 1) { /* d (in place -> w), e -> Z, info */
         b.d = in[0];
         b.e = in[1];
@@ -570,7 +678,7 @@ static bcl_status eig_enqueue(bcl_context *ctx, void *user, cl_command_queue q, 
         b.d = scratch[1];
         b.e = scratch[2];
         b.Z = scratch[3];
-        s = enq_sytrd(ctx, q, j->sp, &b, SYTRD_FORM_Q, NO_MEM, 0, NO_MEM, 0);
+        s = enq_sytrd(ctx, q, j->sp, &b, SYTRD_FORM_Q, NO_MEM, 0, NO_MEM, 0, NO_MEM, b.count);
         if (s == BCL_SUCCESS)
             s = enq_eigen(ctx, q, j->sp, &b, NO_MEM, count, out[2], 0, 1);
     }
@@ -629,7 +737,7 @@ static bcl_status eig_host(bcl_context *ctx, const char *fn, int dbl, int what, 
         return s;
     sym_plans sp;
     bcl_steps_reset(ctx, 0);
-    s = make_plans(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, what == 1 ? NEED_STEDC : what == 0 ? NEED_SYTRD : NEED_SYTRD | NEED_STEDC, &sp);
+    s = make_plans(ctx, fn, dbl, n, BCL_LAYOUT_CONTIGUOUS, what == 1 ? NEED_STEDC : what == 0 ? NEED_SYTRD : NEED_SYTRD | NEED_STEDC, 0, &sp);
     if (s != BCL_SUCCESS)
         return s;
     eig_job ej = {&sp, what};
@@ -741,7 +849,7 @@ static bcl_status syevd_cl(bcl_context *ctx, const char *fn, int dbl, int n, siz
     sym_plans sp;
     bcl_steps_reset(ctx, 0);
     if (s == BCL_SUCCESS)
-        s = make_plans(ctx, fn, dbl, n, layout, NEED_SYTRD | NEED_STEDC, &sp);
+        s = make_plans(ctx, fn, dbl, n, layout, NEED_SYTRD | NEED_STEDC, 0, &sp);
     if (s != BCL_SUCCESS)
         return s;
     /* the kernels address every array with one layout: with offsets, work in scratch arrays of
@@ -776,7 +884,7 @@ static bcl_status syevd_cl(bcl_context *ctx, const char *fn, int dbl, int n, siz
         if (err != CL_SUCCESS)
             return bcl_cl_fail(ctx, err, "clEnqueueBarrierWithWaitList");
     }
-    s = enq_sytrd(ctx, q, &sp, &b, SYTRD_FORM_Q, NO_MEM, 0, NO_MEM, 0);
+    s = enq_sytrd(ctx, q, &sp, &b, SYTRD_FORM_Q, NO_MEM, 0, NO_MEM, 0, NO_MEM, b.count);
     if (s != BCL_SUCCESS)
         return s;
     /* stedc and the back-transformation write W, V (and use V's space as the product scratch S
@@ -854,7 +962,10 @@ bcl_status bcl_symeig_sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_met
                         "%s: the interleaved layout takes offsets of 0 with this method", fn);
     sym_plans sp;
     bcl_steps_reset(ctx, 0);
-    s = make_plans(ctx, fn, dbl, n, layout, NEED_SYTRD | NEED_APPLY | NEED_RESID | NEED_STEDC, &sp);
+    s = make_plans(ctx, fn, dbl, n, layout,
+                   NEED_SYTRD | (method == BCL_EIGEN ? 0 : NEED_SOLVE) | NEED_APPLY | NEED_RESID |
+                       NEED_STEDC,
+                   nrhs, &sp);
     if (s != BCL_SUCCESS)
         return s;
     const size_t es = dbl ? sizeof(double) : sizeof(float), nn = (size_t)n * n;

@@ -566,10 +566,18 @@ static void test_householder_pcr(void **state)
     (void)state;
     bcl_context *ctx = tu_context();
     const int sizes[] = {1, 2, 3, 8, 17, 32, 64};
+    /* the device's table, then the collaborative mapping: its rows-in-registers kernel solves in
+     * one launch (Q^T b, PCR and Q z fused), 8 right-hand sides a launch (n = 17: 11 of them);
+     * 8 work-items a matrix, so that n > 8 has several rows per work-item */
+    for (int collab = 0; collab < 2; ++collab)
     for (int dbl = 0; dbl < 2; ++dbl)
         for (int si = 0; si < 7; ++si) {
-            const int n = sizes[si], nrhs = 1 + si % 3;
+            const int n = sizes[si], nrhs = collab && n == 17 ? 11 : 1 + si % 3;
             const size_t batch = 5;
+            bcl_params p = {0};
+            p.mapping = BCL_MAPPING_COLLABORATIVE;
+            p.work_items_per_problem = 8;
+            TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, collab ? &p : NULL));
             solve_set s = make_solve_set(n, nrhs, batch, dbl);
             mg_rng r;
             mg_seed(&r, 500u + n);
@@ -582,12 +590,14 @@ static void test_householder_pcr(void **state)
             for (size_t k = 0; k < batch; ++k) {
                 const double res = checked_residual(&s, n, nrhs, k, dbl);
                 if (s.info[k] != 0 || s.path[k] != BCL_HOUSEHOLDER_PCR || !(res < LIMIT))
-                    fail_msg("Householder+PCR %s n=%d nrhs=%d problem %zu: info %d, path %d, "
+                    fail_msg("Householder+PCR %s %s n=%d nrhs=%d problem %zu: info %d, path %d, "
                              "||Ax - b|| / (||A|| ||x|| n eps) = %.3g (limit %g)",
-                             dbl ? "double" : "single", n, nrhs, k, s.info[k], s.path[k], res, LIMIT);
+                             collab ? "collaborative" : "table", dbl ? "double" : "single", n, nrhs,
+                             k, s.info[k], s.path[k], res, LIMIT);
             }
             free_solve_set(&s);
         }
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, NULL));
     bcl_destroy(ctx);
 }
 
@@ -659,12 +669,19 @@ static void test_auto(void **state)
     (void)state;
     bcl_context *ctx = tu_context();
     for (int dbl = 0; dbl < 2; ++dbl)
-        for (int chunked = 0; chunked < 2; ++chunked) {
-            const int n = 25, nrhs = 2;
+        for (int variant = 0; variant < 3; ++variant) {
+            /* the table; chunks of 5 problems; the collaborative mapping (fused first pass, then
+             * the compacted sytrd of the problems sent to divide and conquer) */
+            const int n = 25, nrhs = 2, chunked = variant == 1;
             const size_t batch = 16;
             bcl_params p = {0};
-            p.chunk_problems = 5;
-            TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, chunked ? &p : NULL));
+            if (chunked) {
+                p.chunk_problems = 5;
+            } else {
+                p.mapping = BCL_MAPPING_COLLABORATIVE;
+                p.work_items_per_problem = 8; /* 4 rows a work-item */
+            }
+            TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, variant ? &p : NULL));
             solve_set s = make_solve_set(n, nrhs, batch, dbl);
             mg_rng r;
             mg_seed(&r, 77u + dbl);
