@@ -173,3 +173,44 @@ typedef union {
     } while (0)
 #define STORE4(p, c, x0, x1, x2, x3) vstore4((VEC4)((x0), (x1), (x2), (x3)), 0, (p) + (c))
 #define SUM4(x) (((x)[0] + (x)[1]) + ((x)[2] + (x)[3]))
+
+/* usable as a divisor: nonzero and finite */
+#define PIVOT_OK(x) ((x) != (real)0 && isfinite(x))
+/* no failed row: the identity of atomic_min over 1-based row numbers */
+#define NO_FAILURE 0x7fffffff
+
+/* One step of parallel cyclic reduction for equation q of a system of neq equations in local
+ * arrays a, b, c (a x[q-span] + b x[q] + c x[q+span] = h): its neighbours at q - span and q + span
+ * are eliminated where present and coupled, giving the new coefficients *na, *nb, *nc and the
+ * multipliers *alpha, *gamma that combine the right-hand sides (h + alpha h[q-span] +
+ * gamma h[q+span], terms with a zero multiplier left out). A zero coupling needs no division, so
+ * decoupled blocks stay decoupled even past a failed pivot. Returns the smaller neighbour whose
+ * pivot was zero or not finite (an equation index), or -1. */
+int pcr_eliminate(__local const real *a, __local const real *b, __local const real *c, int q,
+                  int span, int neq, real *alpha, real *gamma, real *na, real *nb, real *nc)
+{
+    const real aq = a[q], cq = c[q];
+    int failed = -1;
+    *alpha = (real)0;
+    *gamma = (real)0;
+    *na = (real)0;
+    *nb = b[q];
+    *nc = (real)0;
+    if (q >= span && aq != (real)0) {
+        const real bl = b[q - span];
+        if (!PIVOT_OK(bl))
+            failed = q - span;
+        *alpha = -aq / bl;
+        *na = *alpha * a[q - span];
+        *nb += *alpha * c[q - span];
+    }
+    if (q + span < neq && cq != (real)0) {
+        const real br = b[q + span];
+        if (!PIVOT_OK(br) && failed < 0)
+            failed = q + span;
+        *gamma = -cq / br;
+        *nc = *gamma * c[q + span];
+        *nb += *gamma * a[q + span];
+    }
+    return failed;
+}

@@ -468,10 +468,13 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
         info[offInfo + prob] = misc[2];
 }
 
-/* V = Q Z, a row of Q per work-item in registers (NT >= n work-items per matrix; ZLD values per
- * row, NT rounded up to a multiple of 4), Z staged in local memory BACK_COLS columns at a time and
- * read as 16-byte broadcasts; consecutive work-items load and store consecutive rows. `index`
- * lists the problems (all when NULL). */
+/* V = Q Z (eigenvectors of A from those of T); `index` lists the problems (all when NULL).
+ * BACK_REG (GPUs, NT <= 128): a row of Q per work-item in registers (NT >= n work-items per matrix;
+ * ZLD values per row, NT rounded up to a multiple of 4), Z staged in local memory BACK_COLS columns
+ * at a time and read as 16-byte broadcasts; consecutive work-items load and store consecutive rows.
+ * Otherwise (CPUs, large n) rows shared by NT work-items straight from global memory: a private row
+ * of several hundred values per work-item only costs compile time and stack under PoCL. */
+#ifdef BACK_REG
 #define ZLD ((NT + 3) / 4 * 4)
 #define BACK_COLS 16
 __kernel void stedc_backtransform(__global const real *Q, ulong offQ, __global const real *Z,
@@ -513,6 +516,26 @@ __kernel void stedc_backtransform(__global const real *Q, ulong offQ, __global c
             }
     }
 }
+#else
+__kernel void stedc_backtransform(__global const real *Q, ulong offQ, __global const real *Z,
+                                  ulong offZ, __global real *V, ulong offV,
+                                  __global const uint *index, int n, uint count, ulong stride)
+{
+    const int lid = (int)get_local_id(0);
+    const int w = lid / NT, t = lid - w * NT;
+    const uint slot = (uint)get_group_id(0) * (uint)(get_local_size(0) / NT) + (uint)w;
+    if (slot >= count)
+        return; /* no barrier in this variant */
+    const uint prob = index ? index[slot] : slot, nn = (uint)(n * n);
+    for (int i = t; i < n; i += NT)
+        for (int c = 0; c < n; ++c) {
+            real acc = (real)0;
+            for (int l = 0; l < n; ++l)
+                acc += Q[offQ + BATCH_INDEX(prob, (uint)(l * n + i), nn, stride)] * ZG(l, c);
+            V[offV + BATCH_INDEX(prob, (uint)(c * n + i), nn, stride)] = acc;
+        }
+}
+#endif
 
 /* The truncated solve x = V diag(1/lambda, kept) V^T b: eigenvalues with |lambda| < max |lambda| /
  * threshold are discarded (the pseudo-inverse of the kept part); info = how many, or n + 1 when

@@ -246,8 +246,6 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
 #endif
 #define RPT ((NMAX + NT - 1) / NT) /* rows per work-item; the host keeps NT a power of two <= NMAX,
                                      * NMAX >= 4 */
-#define NO_FAILURE 0x7fffffff
-#define PIVOT_OK(x) ((x) != (real)0 && isfinite(x))
 #define UNROLL _Pragma("unroll")
 
 #define PARTS ((NT + 3) / 4 * 4 + 4) /* partial maxima and the flag, a multiple of 4 */
@@ -562,33 +560,18 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
         UNROLL
         for (int r = 0; r < RPT; ++r) {
             const int q = r * NT + t;
-            const real aq = ia[q], cq = ic[q];
-            real alpha = (real)0, gamma = (real)0, na = (real)0, nb_ = ib[q], nc = (real)0;
-            /* a zero coupling needs no division: decoupled blocks stay decoupled */
-            if (q >= span && aq != (real)0) {
-                const real bl = ib[q - span];
-                if (!PIVOT_OK(bl))
-                    bad = min(bad, q - span + 1);
-                alpha = -aq / bl;
-                na = alpha * ia[q - span];
-                nb_ += alpha * ic[q - span];
-            }
-            if (q + span < NMAX && cq != (real)0) {
-                const real br = ib[q + span];
-                if (!PIVOT_OK(br))
-                    bad = min(bad, q + span + 1);
-                gamma = -cq / br;
-                nc = gamma * ic[q + span];
-                nb_ += gamma * ia[q + span];
-            }
+            real alpha, gamma, na, nb_, nc;
+            const int failed = pcr_eliminate(ia, ib, ic, q, span, NMAX, &alpha, &gamma, &na, &nb_, &nc);
+            if (failed >= 0)
+                bad = min(bad, failed + 1);
             oa[q] = na;
             ob[q] = nb_;
             oc[q] = nc;
             for (int c = 0; c < cols; ++c) {
                 real hq = ih[c * NMAX + q];
-                if (q >= span)
+                if (alpha != (real)0)
                     hq += alpha * ih[c * NMAX + q - span];
-                if (q + span < NMAX)
+                if (gamma != (real)0)
                     hq += gamma * ih[c * NMAX + q + span];
                 oh[c * NMAX + q] = hq;
             }

@@ -29,9 +29,6 @@
 #define DIAG(k, i) D[offD + BATCH_INDEX(k, (uint)(i), m, stride)]
 #define RHS(k, c, i) (offB + BATCH_INDEX(k, (uint)((c) * m + (i)), (uint)(m * nrhs), stride))
 
-/* usable as a divisor: nonzero and finite */
-#define PIVOT_OK(x) ((x) != (real)0 && isfinite(x))
-
 #if defined(TRIDIAG_SIMD)
 
 
@@ -107,8 +104,6 @@ __kernel void tridiag_simd(__global const real *L, ulong offL, __global const re
 #else
 #define UNROLL
 #endif
-#define NO_FAILURE 0x7fffffff
-
 /* Record row (0-based) as failed when the pivot is not usable. */
 #define CHECK_PIVOT(x, row) \
     if (!PIVOT_OK(x))       \
@@ -236,34 +231,16 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
             real na[2], nb[2], nc[2], nh[2];
             for (int e = 0; e < mine; ++e) {
                 const int q = ROWS == 1 ? t : 2 * t + e;
-                const real aq = ra[q], bq = rb[q], cq = rc[q], hq = rh[q];
-                real alpha = (real)0, gamma = (real)0;
-                na[e] = (real)0;
-                nc[e] = (real)0;
-                nb[e] = bq;
-                nh[e] = hq;
-                /* a zero coupling needs no division: decoupled blocks stay decoupled even past a
-                 * failed pivot */
-                if (q - span >= 0 && aq != (real)0) {
-                    const real bl = rb[q - span];
-                    if (!PIVOT_OK(bl))
-                        bad = min(bad, (ROWS == 1 ? q - span : ((q - span) / 2) * ROWS +
-                                                                   ((q - span) & 1) * (ROWS - 1)) + 1);
-                    alpha = -aq / bl;
-                    na[e] = alpha * ra[q - span];
-                    nb[e] += alpha * rc[q - span];
+                real alpha, gamma;
+                const int failed = pcr_eliminate(ra, rb, rc, q, span, Q, &alpha, &gamma, &na[e],
+                                                 &nb[e], &nc[e]);
+                if (failed >= 0) /* equation -> row: chunk t's equations are its first and last rows */
+                    bad = min(bad, (ROWS == 1 ? failed : (failed / 2) * ROWS + (failed & 1) * (ROWS - 1)) + 1);
+                nh[e] = rh[q];
+                if (alpha != (real)0)
                     nh[e] += alpha * rh[q - span];
-                }
-                if (q + span < Q && cq != (real)0) {
-                    const real br = rb[q + span];
-                    if (!PIVOT_OK(br))
-                        bad = min(bad, (ROWS == 1 ? q + span : ((q + span) / 2) * ROWS +
-                                                                   ((q + span) & 1) * (ROWS - 1)) + 1);
-                    gamma = -cq / br;
-                    nc[e] = gamma * rc[q + span];
-                    nb[e] += gamma * ra[q + span];
+                if (gamma != (real)0)
                     nh[e] += gamma * rh[q + span];
-                }
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             for (int e = 0; e < mine; ++e) {

@@ -155,6 +155,16 @@ typedef struct {
 enum { NEED_SYTRD = 1, NEED_APPLY = 2, NEED_RESID = 4, NEED_STEDC = 8, NEED_SOLVE = 16 };
 enum { SYTRD_FORM_Q = 1, SYTRD_APPLY_B = 2 }; /* as cl/sytrd.cl */
 
+/* Work-items a collaborative group aims at: several matrices per group on GPUs (the tuning
+ * entry's count, else 128 work-items); one matrix on CPUs, where a group runs on one core anyway
+ * (and PoCL 3.1 lost local stores of the local-memory kernel with 64 matrices per group). */
+static size_t collab_group_target(const bcl_context *ctx, const bcl_params *p, int nt)
+{
+    if (!ctx->dev.is_gpu)
+        return (size_t)nt;
+    return p->problems_per_group > 0 ? (size_t)p->problems_per_group * (size_t)nt : 128;
+}
+
 /* The rows-in-registers sytrd (and, for NEED_SOLVE, the fused sytrd_solve for nrhs right-hand
  * sides) of the collaborative mapping: NT work-items per matrix, a power of two from the tuning
  * entry or the heuristic, raised until a work-item's rows (RPT x NMAX values) fit 128 32-bit
@@ -175,10 +185,7 @@ static bcl_status make_reg_plans(bcl_context *ctx, const char *fn, int dbl, int 
              : ctx->dev.is_gpu            ? nmax / (rpt_max < 4 ? rpt_max : 4)
                                           : nmax;
     nt = nt < nt_min ? nt_min : nt > nmax ? nmax : nt;
-    /* several matrices per group on GPUs; on CPUs one (a group runs on one core anyway) */
-    const size_t target = !ctx->dev.is_gpu ? (size_t)nt
-                          : p->problems_per_group > 0 ? (size_t)p->problems_per_group * (size_t)nt
-                                                      : 128;
+    const size_t target = collab_group_target(ctx, p, nt);
     const size_t local = ctx->dev.local_mem_bytes;
     char variant[96];
     snprintf(variant, sizeof variant, "-DSYTRD_REG -DNT=%d -DNMAX=%d", nt, nmax);
@@ -243,14 +250,10 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
         if (nt > 64 && !p.work_items_per_problem)
             nt = 64;
         snprintf(variant, sizeof variant, "-DNT=%d -DVW=%d", nt, vw);
-        /* collaborative: several matrices per group on GPUs; on CPUs one (a group runs on one
-         * core anyway, and PoCL 3.1 lost local stores of this kernel with 64 matrices per group) */
-        const size_t collab_target = !ctx->dev.is_gpu               ? (size_t)nt
-                                     : p.problems_per_group > 0 ? (size_t)p.problems_per_group * (size_t)nt
-                                                                : 128;
         s = make_kplan(ctx, fn, "sytrd.cl", "sytrd", variant, dbl, layout, nt, vw,
                        sytrd_local(n, es) * (size_t)vw,
-                       simd ? (size_t)(p.problems_per_group ? p.problems_per_group / vw : 2) : collab_target,
+                       simd ? (size_t)(p.problems_per_group ? p.problems_per_group / vw : 2)
+                            : collab_group_target(ctx, &p, nt),
                        &sp->sytrd);
         if (s != BCL_SUCCESS)
             return s;
@@ -274,9 +277,15 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
         snprintf(variant, sizeof variant, "-DNT=%d", nt);
         s = make_kplan(ctx, fn, "stedc.cl", "stedc", variant, dbl, layout, nt, 1,
                        stedc_local(n, es), ctx->dev.is_gpu ? 64 : (size_t)nt, &sp->stedc);
+        /* rows of Q in registers on GPUs up to NT = 128; beyond that (and on CPUs) the private
+         * row would only spill, so the global-memory loop runs */
+        const int back_reg = ctx->dev.is_gpu && nt <= 128;
+        char back_variant[64];
+        snprintf(back_variant, sizeof back_variant, "-DNT=%d%s", nt, back_reg ? " -DBACK_REG" : "");
         if (s == BCL_SUCCESS)
-            s = make_kplan(ctx, fn, "stedc.cl", "stedc_backtransform", variant, dbl, layout, nt, 1,
-                           BACK_COLS * (size_t)((nt + 3) / 4 * 4) * es, (size_t)gpu_target, &sp->back);
+            s = make_kplan(ctx, fn, "stedc.cl", "stedc_backtransform", back_variant, dbl, layout, nt,
+                           1, back_reg ? BACK_COLS * (size_t)((nt + 3) / 4 * 4) * es : 0,
+                           (size_t)gpu_target, &sp->back);
         if (s == BCL_SUCCESS)
             s = make_kplan(ctx, fn, "stedc.cl", "stedc_solve", variant, dbl, layout, 1, 1,
                            (size_t)n * es, ctx->dev.is_gpu ? 32 : 4, &sp->solve);
