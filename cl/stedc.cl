@@ -18,8 +18,9 @@
  *     (rho prod_{j != i} (d_j - d_i)), so the eigenvectors (D - lambda_r)^{-1} z~ stay
  *     orthogonal for close eigenvalues;
  *   Z <- diag(Z1, Z2) W, eigenvalues kept ascending inside every block.
- * Eigenvectors live in Z (global) during the merges; each product goes through the per-problem
- * scratch S, W through local memory. */
+ * Eigenvectors live in Z (global) during the merges, W in local memory. -DZROW_REG (GPUs, small
+ * NT): each work-item forms its row of Z W from a copy of its old row in registers, in place;
+ * otherwise each product goes through the per-problem scratch S. */
 
 #ifndef NT
 #define NT 64
@@ -67,11 +68,11 @@ inline void secular(const __local real *dl, const __local real *zl, int kk, int 
 {
     real s = (real)1 / rho, s1 = (real)0, s2 = (real)0, m = fabs(s);
     for (int i = 0; i < kk; ++i) {
-        const real delta = (dl[i] - dl[o]) - tau;
-        const real q = zl[i] / delta, term = zl[i] * q;
+        const real inv = (real)1 / ((dl[i] - dl[o]) - tau); /* one division a term */
+        const real q = zl[i] * inv, term = zl[i] * q;
         s += term;
         s1 += q * q;
-        s2 += q * q / delta;
+        s2 += q * q * inv;
         m += fabs(term);
     }
     *f = s;
@@ -427,21 +428,41 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
             for (int l = 0; l < k; ++l)
                 WL(s + l, s + rank) = (real)0;
             if (q < kk) {
+                /* (D - lambda_q)^{-1} z~, normalized: written once, then scaled */
                 __local const real *pl = pole + s;
                 real norm = (real)0;
                 for (int i = 0; i < kk; ++i) {
                     const real v = ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]);
+                    WL(ndx[s + i], s + rank) = v;
                     norm += v * v;
                 }
                 const real inv = (real)1 / sqrt(norm);
                 for (int i = 0; i < kk; ++i)
-                    WL(ndx[s + i], s + rank) =
-                        ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]) * inv;
+                    WL(ndx[s + i], s + rank) *= inv;
             } else {
                 WL(dfl[s + q - kk], s + rank) = (real)1;
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#ifdef ZROW_REG
+        /* Z <- Z W over the block, in place: my row of the block read once into registers
+         * (compile-time indices, NT values), each new entry a dot product with a column of W */
+        if (merging) {
+            real zrow[NT];
+            UNROLL
+            for (int l = 0; l < NT; ++l)
+                zrow[l] = l < k ? ZG(t, s + l) : (real)0;
+            for (int c = 0; c < k; ++c) {
+                real acc[4] = {0, 0, 0, 0};
+                UNROLL
+                for (int l = 0; l < NT; ++l)
+                    if (l < k)
+                        acc[l % 4] += zrow[l] * WL(s + l, s + c);
+                ZG(t, s + c) = SUM4(acc);
+            }
+            dd[t] = vals[t];
+        }
+#else
         /* Z <- Z W over the block, row by row, through S */
         if (merging) {
             for (int c = 0; c < k; ++c) {
@@ -456,6 +477,7 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
         if (merging)
             for (int c = 0; c < k; ++c)
                 ZG(t, s + c) = SG(t, s + c);
+#endif
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (me) {

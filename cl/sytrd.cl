@@ -247,6 +247,9 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
 #define RPT ((NMAX + NT - 1) / NT) /* rows per work-item; the host keeps NT a power of two <= NMAX,
                                      * NMAX >= 4 */
 #define UNROLL _Pragma("unroll")
+#if RPT > 8
+#error "sytrd: at most 8 rows a work-item (the host keeps NT >= NMAX / 8)"
+#endif
 
 #define PARTS ((NT + 3) / 4 * 4 + 4) /* partial maxima and the flag, a multiple of 4 */
 
@@ -275,6 +278,118 @@ real dot_local(__local const real *x, __local const real *y)
     }
     return SUM4(s4);
 }
+
+#ifdef SYTRD_SOLVE
+/* b <- H_j b, from buffer j&1 into the other (all of b is read, my rows written) */
+#define APPLY_TO_RHS(j, v, vi)                                                                         \
+    {                                                                                                  \
+        __local const real *hin = h + (j & 1) * hsize;                                                 \
+        __local real *hout = h + ((j & 1) ^ 1) * hsize;                                                \
+        for (int c = 0; c < cols; ++c) {                                                               \
+            const real dot = tau * dot_local(v, hin + c * NMAX);                                       \
+            UNROLL                                                                                     \
+            for (int r = 0; r < RPT; ++r)                                                              \
+                hout[c * NMAX + r * NT + t] = hin[c * NMAX + r * NT + t] - dot * vi[r];                \
+        }                                                                                              \
+    }
+#else
+#define APPLY_TO_RHS(j, v, vi)
+#endif
+
+/* entry c of the reflector v of step j, from the owner's row slot RJ (inv: 1 / (alpha - beta)) */
+#define V_ENTRY(RJ, c) ((c) == j + 1 ? (real)1 : (c) > j + 1 ? a[RJ][c] * inv : (real)0)
+
+/* Steps j = RJ*NT .. RJ*NT+NT-1 of the reduction, whose pivot rows lie in row slot RJ of their
+ * owners. A macro expanded once per slot rather than a loop over slots: NVIDIA's compiler does not
+ * unroll a loop around barriers, and a run-time slot number (in the owner's row and in the loops
+ * that start at the slot) indexes the register array at run time, which puts it in stack memory.
+ * Rows and columns before RJ*NT are reduced already (v and p vanish there): loops start past them,
+ * at compile-time bounds. The last step (j = n-2) reflects nothing (tau = 0, v = e_{n-1}), so its
+ * A v yields the last diagonal entry. */
+#define REDUCTION_STEPS(RJ)                                                                            \
+    for (int j = (RJ) * NT; j < min(n - 1, (RJ) * NT + NT); ++j) {                                     \
+        __local real *v = M + j * NMAX;                                                                \
+        if (t == j - (RJ) * NT) { /* the owner: the reflector from its row */                          \
+            real dj = (real)0, alpha = (real)0, sq[4] = {0, 0, 0, 0};                                  \
+            UNROLL                                                                                     \
+            for (int c = 0; c < NMAX; ++c) {                                                           \
+                const real x = a[(RJ)][c];                                                             \
+                dj = c == j ? x : dj;                                                                  \
+                alpha = c == j + 1 ? x : alpha;                                                        \
+                sq[c % 4] += c > j + 1 ? x * x : (real)0;                                              \
+            }                                                                                          \
+            const real sigma = SUM4(sq);                                                               \
+            /* no reflection where the column is already reduced (always at j = n-2) */                \
+            const bool refl = sigma != (real)0;                                                        \
+            const real nrm = sqrt(alpha * alpha + sigma);                                              \
+            const real beta = alpha >= (real)0 ? -nrm : nrm;                                           \
+            const real inv = refl ? (real)1 / (alpha - beta) : (real)0;                                \
+            tauv[j] = refl ? (beta - alpha) / beta : (real)0;                                          \
+            dv[j] = dj;                                                                                \
+            ev[j] = refl ? beta : alpha;                                                               \
+            UNROLL                                                                                     \
+            for (int c = 0; c < NMAX; c += 4)                                                          \
+                STORE4(v, c, V_ENTRY(RJ, c), V_ENTRY(RJ, c + 1), V_ENTRY(RJ, c + 2),                   \
+                       V_ENTRY(RJ, c + 3));                                                            \
+        }                                                                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+        const real tau = tauv[j];                                                                      \
+        real p[RPT], pp[RPT][4];                                                                       \
+        UNROLL                                                                                         \
+        for (int r = 0; r < RPT; ++r)                                                                  \
+            pp[r][0] = pp[r][1] = pp[r][2] = pp[r][3] = (real)0;                                       \
+        UNROLL                                                                                         \
+        for (int c = (RJ) * NT / 4 * 4; c < NMAX; c += 4) {                                            \
+            real v4[4];                                                                                \
+            LOAD4(v4, v, c);                                                                           \
+            UNROLL                                                                                     \
+            for (int e = 0; e < 4; ++e) {                                                              \
+                UNROLL                                                                                 \
+                for (int r = (RJ); r < RPT; ++r)                                                       \
+                    pp[r][e] += a[r][c + e] * v4[e];                                                   \
+            }                                                                                          \
+        }                                                                                              \
+        UNROLL                                                                                         \
+        for (int r = 0; r < RPT; ++r) {                                                                \
+            const int i = r * NT + t;                                                                  \
+            p[r] = i > j ? tau * SUM4(pp[r]) : (real)0;                                                \
+            pv[i] = p[r];                                                                              \
+            if (j == n - 2 && i == n - 1) /* v = e_{n-1} in the last step: (A v)_{n-1} = d_{n-1} */    \
+                dv[n - 1] = SUM4(pp[r]);                                                               \
+        }                                                                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+        real s4[4] = {0, 0, 0, 0};                                                                     \
+        UNROLL                                                                                         \
+        for (int c = (RJ) * NT / 4 * 4; c < NMAX; c += 4) {                                            \
+            real v4[4], p4[4];                                                                         \
+            LOAD4(v4, v, c);                                                                           \
+            LOAD4(p4, pv, c);                                                                          \
+            UNROLL                                                                                     \
+            for (int e = 0; e < 4; ++e)                                                                \
+                s4[e] += p4[e] * v4[e];                                                                \
+        }                                                                                              \
+        const real ptv = (real)0.5 * tau * SUM4(s4); /* (tau/2) p^T v */                               \
+        real vi[RPT], wi[RPT];                                                                         \
+        UNROLL                                                                                         \
+        for (int r = 0; r < RPT; ++r) {                                                                \
+            vi[r] = v[r * NT + t];                                                                     \
+            wi[r] = p[r] - ptv * vi[r];                                                                \
+        }                                                                                              \
+        UNROLL                                                                                         \
+        for (int c = (RJ) * NT / 4 * 4; c < NMAX; c += 4) {                                            \
+            real v4[4], p4[4];                                                                         \
+            LOAD4(v4, v, c);                                                                           \
+            LOAD4(p4, pv, c);                                                                          \
+            UNROLL                                                                                     \
+            for (int e = 0; e < 4; ++e) {                                                              \
+                const real wc = p4[e] - ptv * v4[e];                                                   \
+                UNROLL                                                                                 \
+                for (int r = (RJ); r < RPT; ++r)                                                       \
+                    a[r][c + e] -= vi[r] * wc + wi[r] * v4[e];                                         \
+            }                                                                                          \
+        }                                                                                              \
+        APPLY_TO_RHS(j, v, vi);                                                                        \
+    }
 
 #ifdef SYTRD_SOLVE
 /* X = Q PCR(T, Q^T B) for columns c0 .. c0+cols-1 of B (nrhs in all); info: the first row whose
@@ -356,118 +471,25 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
                                                 : (real)0;
 #endif
 
-    /* steps j = rj*NT .. rj*NT+NT-1 have their pivot row in my row slot rj: the outer loop is
-     * unrolled so that the owner reads its row with compile-time indices (a run-time row number
-     * put the whole array in stack memory with NVIDIA's compiler) */
-    UNROLL
-    for (int rj = 0; rj < RPT; ++rj)
-    for (int j = rj * NT; j < min(n - 1, rj * NT + NT); ++j) {
-        __local real *v = M + j * NMAX;
-        if (t == j - rj * NT) { /* the owner: the reflector from its row */
-            real dj = (real)0, alpha = (real)0, sq[4] = {0, 0, 0, 0};
-            UNROLL
-            for (int c = 0; c < NMAX; ++c) {
-                const real x = a[rj][c];
-                dj = c == j ? x : dj;
-                alpha = c == j + 1 ? x : alpha;
-                sq[c % 4] += c > j + 1 ? x * x : (real)0;
-            }
-            const real sigma = SUM4(sq);
-            /* no reflection where the column is already reduced (always at j = n-2) */
-            const bool refl = sigma != (real)0;
-            const real nrm = sqrt(alpha * alpha + sigma);
-            const real beta = alpha >= (real)0 ? -nrm : nrm;
-            const real inv = refl ? (real)1 / (alpha - beta) : (real)0;
-            tauv[j] = refl ? (beta - alpha) / beta : (real)0;
-            dv[j] = dj;
-            ev[j] = refl ? beta : alpha;
-#define VC(c) ((c) == j + 1 ? (real)1 : (c) > j + 1 ? a[rj][c] * inv : (real)0)
-            UNROLL
-            for (int c = 0; c < NMAX; c += 4)
-                STORE4(v, c, VC(c), VC(c + 1), VC(c + 2), VC(c + 3));
-#undef VC
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const real tau = tauv[j];
-        real p[RPT], pp[RPT][4];
-        UNROLL
-        for (int r = 0; r < RPT; ++r)
-            pp[r][0] = pp[r][1] = pp[r][2] = pp[r][3] = (real)0;
-        /* rows and columns before rj*NT are reduced already (v and p vanish there): the loops
-         * start past them, at compile-time bounds */
-        UNROLL
-        for (int c = rj * NT / 4 * 4; c < NMAX; c += 4) {
-            real v4[4];
-            LOAD4(v4, v, c);
-            UNROLL
-            for (int e = 0; e < 4; ++e) {
-                UNROLL
-                for (int r = rj; r < RPT; ++r)
-                    pp[r][e] += a[r][c + e] * v4[e];
-            }
-        }
-        UNROLL
-        for (int r = 0; r < RPT; ++r) {
-            const int i = r * NT + t;
-            p[r] = i > j ? tau * SUM4(pp[r]) : (real)0;
-            pv[i] = p[r];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        real s4[4] = {0, 0, 0, 0};
-        UNROLL
-        for (int c = rj * NT / 4 * 4; c < NMAX; c += 4) {
-            real v4[4], p4[4];
-            LOAD4(v4, v, c);
-            LOAD4(p4, pv, c);
-            UNROLL
-            for (int e = 0; e < 4; ++e)
-                s4[e] += p4[e] * v4[e];
-        }
-        const real ptv = (real)0.5 * tau * SUM4(s4); /* (tau/2) p^T v */
-        real vi[RPT], wi[RPT];
-        UNROLL
-        for (int r = 0; r < RPT; ++r) {
-            vi[r] = v[r * NT + t];
-            wi[r] = p[r] - ptv * vi[r];
-        }
-        UNROLL
-        for (int c = rj * NT / 4 * 4; c < NMAX; c += 4) {
-            real v4[4], p4[4];
-            LOAD4(v4, v, c);
-            LOAD4(p4, pv, c);
-            UNROLL
-            for (int e = 0; e < 4; ++e) {
-                const real wc = p4[e] - ptv * v4[e];
-                UNROLL
-                for (int r = rj; r < RPT; ++r)
-                    a[r][c + e] -= vi[r] * wc + wi[r] * v4[e];
-            }
-        }
-#ifdef SYTRD_SOLVE
-        { /* b <- H_j b, from buffer j&1 into the other (all of b is read, my rows written) */
-            __local const real *hin = h + (j & 1) * hsize;
-            __local real *hout = h + ((j & 1) ^ 1) * hsize;
-            for (int c = 0; c < cols; ++c) {
-                const real dot = tau * dot_local(v, hin + c * NMAX);
-                UNROLL
-                for (int r = 0; r < RPT; ++r)
-                    hout[c * NMAX + r * NT + t] = hin[c * NMAX + r * NT + t] - dot * vi[r];
-            }
-        }
+    REDUCTION_STEPS(0)
+#if RPT > 1
+    REDUCTION_STEPS(1)
 #endif
-    }
+#if RPT > 2
+    REDUCTION_STEPS(2)
+    REDUCTION_STEPS(3)
+#endif
+#if RPT > 4
+    REDUCTION_STEPS(4)
+    REDUCTION_STEPS(5)
+    REDUCTION_STEPS(6)
+    REDUCTION_STEPS(7)
+#endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    { /* the last diagonal entry, picked by selects (no run-time row number, as above) */
-        real x = (real)0;
-        UNROLL
-        for (int r = 0; r < RPT; ++r) {
-            UNROLL
-            for (int c = 0; c < NMAX; ++c)
-                x = (r * NT + t == n - 1 && c == n - 1) ? a[r][c] : x;
-        }
-        if (t == (n - 1) % NT)
-            dv[n - 1] = x;
-    }
+    /* the last diagonal entry came out of the last step (above) without picking it from the
+     * register array by a run-time index, which NVIDIA's compiler serves from stack memory */
+    if (n == 1 && t == 0)
+        dv[0] = a[0][0];
     barrier(CLK_LOCAL_MEM_FENCE);
 
 #ifndef SYTRD_SOLVE

@@ -178,7 +178,9 @@ static bcl_status make_reg_plans(bcl_context *ctx, const char *fn, int dbl, int 
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     const int nmax = n < 4 ? 4 : bcl_pow2_at_least(n), words = dbl ? 2 : 1;
     const int rpt_max = 128 / (nmax * words) > 1 ? 128 / (nmax * words) : 1;
-    const int nt_min = nmax / rpt_max > 2 ? nmax / rpt_max : 2;
+    /* at least 2 work-items, and at most 8 rows each (the kernel's unrolled row slots) */
+    int nt_min = nmax / rpt_max > 2 ? nmax / rpt_max : 2;
+    nt_min = nt_min < nmax / 8 ? nmax / 8 : nt_min;
     /* default: 4 rows a work-item on GPUs (where the budget allows); one on CPUs, whose
      * compilers take long over the unrolled row blocks and whose groups run on one core anyway */
     int nt = p->work_items_per_problem > 0 ? bcl_pow2_at_least(p->work_items_per_problem)
@@ -274,7 +276,9 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
     }
     if (need & NEED_STEDC) {
         const int nt = bcl_pow2_at_least(n);
-        snprintf(variant, sizeof variant, "-DNT=%d", nt);
+        /* the merge's row of Z in registers where it fits 64 32-bit registers (GPUs) */
+        const int zrow_reg = ctx->dev.is_gpu && nt * (dbl ? 2 : 1) <= 64;
+        snprintf(variant, sizeof variant, "-DNT=%d%s", nt, zrow_reg ? " -DZROW_REG" : "");
         s = make_kplan(ctx, fn, "stedc.cl", "stedc", variant, dbl, layout, nt, 1,
                        stedc_local(n, es), ctx->dev.is_gpu ? 64 : (size_t)nt, &sp->stedc);
         /* rows of Q in registers on GPUs up to NT = 128; beyond that (and on CPUs) the private
