@@ -428,17 +428,16 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
             for (int l = 0; l < k; ++l)
                 WL(s + l, s + rank) = (real)0;
             if (q < kk) {
-                /* (D - lambda_q)^{-1} z~, normalized: written once, then scaled */
                 __local const real *pl = pole + s;
                 real norm = (real)0;
                 for (int i = 0; i < kk; ++i) {
                     const real v = ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]);
-                    WL(ndx[s + i], s + rank) = v;
                     norm += v * v;
                 }
                 const real inv = (real)1 / sqrt(norm);
                 for (int i = 0; i < kk; ++i)
-                    WL(ndx[s + i], s + rank) *= inv;
+                    WL(ndx[s + i], s + rank) =
+                        ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]) * inv;
             } else {
                 WL(dfl[s + q - kk], s + rank) = (real)1;
             }

@@ -296,9 +296,6 @@ real dot_local(__local const real *x, __local const real *y)
 #define APPLY_TO_RHS(j, v, vi)
 #endif
 
-/* entry c of the reflector v of step j, from the owner's row slot RJ (inv: 1 / (alpha - beta)) */
-#define V_ENTRY(RJ, c) ((c) == j + 1 ? (real)1 : (c) > j + 1 ? a[RJ][c] * inv : (real)0)
-
 /* Steps j = RJ*NT .. RJ*NT+NT-1 of the reduction, whose pivot rows lie in row slot RJ of their
  * owners. A macro expanded once per slot rather than a loop over slots: NVIDIA's compiler does not
  * unroll a loop around barriers, and a run-time slot number (in the owner's row and in the loops
@@ -310,15 +307,18 @@ real dot_local(__local const real *x, __local const real *y)
     for (int j = (RJ) * NT; j < min(n - 1, (RJ) * NT + NT); ++j) {                                     \
         __local real *v = M + j * NMAX;                                                                \
         if (t == j - (RJ) * NT) { /* the owner: the reflector from its row */                          \
-            real dj = (real)0, alpha = (real)0, sq[4] = {0, 0, 0, 0};                                  \
+            /* the raw row goes to v's place first: d_j and alpha are read back by index (a            \
+             * select over the row costs two instructions an entry); entries before the slot's         \
+             * first column are zero in v and never read from the row */                               \
+            real sq[4] = {0, 0, 0, 0};                                                                 \
             UNROLL                                                                                     \
-            for (int c = 0; c < NMAX; ++c) {                                                           \
-                const real x = a[(RJ)][c];                                                             \
-                dj = c == j ? x : dj;                                                                  \
-                alpha = c == j + 1 ? x : alpha;                                                        \
-                sq[c % 4] += c > j + 1 ? x * x : (real)0;                                              \
+            for (int c = (RJ) * NT / 4 * 4; c < NMAX; c += 4) {                                        \
+                STORE4(v, c, a[RJ][c], a[RJ][c + 1], a[RJ][c + 2], a[RJ][c + 3]);                      \
+                UNROLL                                                                                 \
+                for (int e = 0; e < 4; ++e)                                                            \
+                    sq[e] += c + e > j + 1 ? a[RJ][c + e] * a[RJ][c + e] : (real)0;                    \
             }                                                                                          \
-            const real sigma = SUM4(sq);                                                               \
+            const real sigma = SUM4(sq), dj = v[j], alpha = v[j + 1];                                  \
             /* no reflection where the column is already reduced (always at j = n-2) */                \
             const bool refl = sigma != (real)0;                                                        \
             const real nrm = sqrt(alpha * alpha + sigma);                                              \
@@ -327,10 +327,17 @@ real dot_local(__local const real *x, __local const real *y)
             tauv[j] = refl ? (beta - alpha) / beta : (real)0;                                          \
             dv[j] = dj;                                                                                \
             ev[j] = refl ? beta : alpha;                                                               \
+            /* v = (0, ..., 0, 1, row_{j+2..} / (alpha - beta)) */                                     \
             UNROLL                                                                                     \
-            for (int c = 0; c < NMAX; c += 4)                                                          \
-                STORE4(v, c, V_ENTRY(RJ, c), V_ENTRY(RJ, c + 1), V_ENTRY(RJ, c + 2),                   \
-                       V_ENTRY(RJ, c + 3));                                                            \
+            for (int c = 0; c < (RJ) * NT / 4 * 4; c += 4)                                             \
+                STORE4(v, c, (real)0, (real)0, (real)0, (real)0);                                      \
+            UNROLL                                                                                     \
+            for (int c = (RJ) * NT / 4 * 4; c < NMAX; c += 4)                                          \
+                STORE4(v, c, a[RJ][c] * inv, a[RJ][c + 1] * inv, a[RJ][c + 2] * inv,                   \
+                       a[RJ][c + 3] * inv);                                                            \
+            for (int c = (RJ) * NT / 4 * 4; c <= j; ++c)                                               \
+                v[c] = (real)0;                                                                        \
+            v[j + 1] = (real)1;                                                                        \
         }                                                                                              \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
         const real tau = tauv[j];                                                                      \
@@ -349,32 +356,27 @@ real dot_local(__local const real *x, __local const real *y)
                     pp[r][e] += a[r][c + e] * v4[e];                                                   \
             }                                                                                          \
         }                                                                                              \
+        /* p^T v: my rows' share, published beside p (NT loads after the barrier, not 2 NMAX) */       \
+        real vi[RPT], wi[RPT], share = (real)0;                                                        \
         UNROLL                                                                                         \
         for (int r = 0; r < RPT; ++r) {                                                                \
             const int i = r * NT + t;                                                                  \
             p[r] = i > j ? tau * SUM4(pp[r]) : (real)0;                                                \
+            vi[r] = v[i];                                                                              \
+            share += p[r] * vi[r];                                                                     \
             pv[i] = p[r];                                                                              \
             if (j == n - 2 && i == n - 1) /* v = e_{n-1} in the last step: (A v)_{n-1} = d_{n-1} */    \
                 dv[n - 1] = SUM4(pp[r]);                                                               \
         }                                                                                              \
+        part[t] = share;                                                                               \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
-        real s4[4] = {0, 0, 0, 0};                                                                     \
+        real ptv = (real)0; /* (tau/2) p^T v, summed in the same order by every work-item */           \
+        for (int u = 0; u < NT; ++u)                                                                   \
+            ptv += part[u];                                                                            \
+        ptv *= (real)0.5 * tau;                                                                        \
         UNROLL                                                                                         \
-        for (int c = (RJ) * NT / 4 * 4; c < NMAX; c += 4) {                                            \
-            real v4[4], p4[4];                                                                         \
-            LOAD4(v4, v, c);                                                                           \
-            LOAD4(p4, pv, c);                                                                          \
-            UNROLL                                                                                     \
-            for (int e = 0; e < 4; ++e)                                                                \
-                s4[e] += p4[e] * v4[e];                                                                \
-        }                                                                                              \
-        const real ptv = (real)0.5 * tau * SUM4(s4); /* (tau/2) p^T v */                               \
-        real vi[RPT], wi[RPT];                                                                         \
-        UNROLL                                                                                         \
-        for (int r = 0; r < RPT; ++r) {                                                                \
-            vi[r] = v[r * NT + t];                                                                     \
+        for (int r = 0; r < RPT; ++r)                                                                  \
             wi[r] = p[r] - ptv * vi[r];                                                                \
-        }                                                                                              \
         UNROLL                                                                                         \
         for (int c = (RJ) * NT / 4 * 4; c < NMAX; c += 4) {                                            \
             real v4[4], p4[4];                                                                         \
