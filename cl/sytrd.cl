@@ -232,8 +232,9 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
  * unrolled to NMAX, a power of two >= n; entries past n stay zero). A step j of the reduction:
  *  - the owner of row j (= column j, A being symmetric) forms the reflector from it and
  *    publishes v (zeros up to row j, 1 at j+1), tau, d_j and e_j in local memory;
- *  - every work-item forms p_i = tau (A v)_i for its rows (v read as broadcasts);
- *  - every work-item forms p^T v itself (no serial section) and updates its rows,
+ *  - every work-item forms p_i = tau (A v)_i for its rows (v read as broadcasts) and its share
+ *    of p^T v, publishing both;
+ *  - every work-item adds up the NT shares and updates its rows,
  *    A <- A - v w^T - w v^T, w = p - (tau/2)(p^T v) v.
  * Two barriers a step. The reflectors stay in local memory, one column each; Q = H_0 ... H_{n-2}
  * is then formed a column per work-item without barriers. sytrd_solve (-DSYTRD_SOLVE) instead
