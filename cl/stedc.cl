@@ -492,12 +492,15 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
 /* V = Q Z (eigenvectors of A from those of T); `index` lists the problems (all when NULL).
  * BACK_REG (GPUs, NT <= 128): a row of Q per work-item in registers (NT >= n work-items per matrix;
  * ZLD values per row, NT rounded up to a multiple of 4), Z staged in local memory BACK_COLS columns
- * at a time and read as 16-byte broadcasts; consecutive work-items load and store consecutive rows.
+ * at a time (-DBACK_COLS from the host, which sizes the local memory) and read as 16-byte
+ * broadcasts; consecutive work-items load and store consecutive rows.
  * Otherwise (CPUs, large n) rows shared by NT work-items straight from global memory: a private row
  * of several hundred values per work-item only costs compile time and stack under PoCL. */
 #ifdef BACK_REG
 #define ZLD ((NT + 3) / 4 * 4)
-#define BACK_COLS 16
+#ifndef BACK_COLS
+#error "BACK_COLS: the columns of Z staged at a time, set by the host (src/symeig.c)"
+#endif
 __kernel void stedc_backtransform(__global const real *Q, ulong offQ, __global const real *Z,
                                   ulong offZ, __global real *V, ulong offV,
                                   __global const uint *index, int n, uint count, ulong stride,

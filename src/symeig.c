@@ -47,7 +47,7 @@ static size_t sytrd_reg_local(int n, int nmax, int nt, int cols, int solve, size
  * of the reduction applies its reflector to all of them, kept in local memory. */
 #define FUSED_MAX_COLS 8
 
-/* Columns of Z the back-transformation stages in local memory at a time (as cl/stedc.cl) */
+/* Columns of Z the back-transformation stages in local memory at a time (-DBACK_COLS) */
 #define BACK_COLS 16
 
 static size_t stedc_local(int n, size_t es)
@@ -285,7 +285,11 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
          * row would only spill, so the global-memory loop runs */
         const int back_reg = ctx->dev.is_gpu && nt <= 128;
         char back_variant[64];
-        snprintf(back_variant, sizeof back_variant, "-DNT=%d%s", nt, back_reg ? " -DBACK_REG" : "");
+        if (back_reg)
+            snprintf(back_variant, sizeof back_variant, "-DNT=%d -DBACK_REG -DBACK_COLS=%d", nt,
+                     BACK_COLS);
+        else
+            snprintf(back_variant, sizeof back_variant, "-DNT=%d", nt);
         if (s == BCL_SUCCESS)
             s = make_kplan(ctx, fn, "stedc.cl", "stedc_backtransform", back_variant, dbl, layout, nt,
                            1, back_reg ? BACK_COLS * (size_t)((nt + 3) / 4 * 4) * es : 0,
