@@ -69,7 +69,11 @@
 
 /* SYNC: the work-items of one matrix meet (nothing to do when P = 1); GROUP_SYNC: the whole
  * group meets, around the cooperative copies between global and local memory. */
+#ifdef GEEV_MWB
 #define GROUP_SYNC() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+#else
+#define GROUP_SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#endif
 #if P > 1
 #define SYNC() GROUP_SYNC()
 #else
@@ -572,32 +576,52 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
  * Step 2: implicit double-shift QR (Francis sweeps) with deflation
  * ================================================================================================ */
 
-/* What the work-items of a matrix do between two barriers. */
-#define ACT_NONE 0
+/* ---- Step 2: the QR iteration, in rounds ------------------------------------------------------
+ * Every work-item of a matrix runs the serial part of dlahqr itself on identical private state
+ * (the same reads give the same decisions), so nothing is broadcast. A round is
+ *   serial part (reads H only) | phase 1 | barrier | phase 2 | barrier
+ * Phase 1 holds the reads that run in parallel (the deflation and sweep-start scans) and a chase
+ * step's reflector from the left (rows k..k+2, columns from k: no work-item reads those in its
+ * serial part, which reads the bulge in column k-1). Phase 2 holds the reflector from the right
+ * and on Z, and every write the serial part decided: the bulge column, zeroed subdiagonals, the
+ * standardized 2x2 block and its rotation. So no work-item writes what another may still be
+ * reading in the same stretch, and the round costs two barriers. */
+
 #define ACT_SCAN_DEFL 1  /* test subdiagonals k in (lo, hi] for negligibility: res = largest hit */
 #define ACT_SCAN_START 2 /* test sweep starts m in (lo, hi]: res = largest acceptable m */
-#define ACT_CHASE 3      /* apply reflector (k, nr, t1, v2, v3): left, then right (and Z) */
-#define ACT_ROTATE 4     /* apply the rotation (cs, sn) of a standardized 2x2 block at i-1, i */
 
 #define PH_BEGIN 0 /* a new active block ends at i */
 #define PH_DEFL 1  /* the deflation scan has run */
-#define PH_START 2 /* the start scan has run */
+#define PH_START 2 /* the start scan has run: the sweep starts at m */
 #define PH_CHASE 3 /* next reflector of the sweep at k */
 #define PH_DONE 4
 
 #define KEXSH 10 /* exceptional shift every KEXSH iterations without deflation */
 
+/* Per matrix, private and the same in its P work-items. */
 typedef struct {
-    int phase, action, i, l, k, m, its, kdefl;
-    int nr, lo, hi, c0, c1, r0, r1, res;
-    int info, itmax, pad0, pad1;
-    real t1, v2, v3, s1r, s1i, s2r, s2i, cs, sn, unscale;
+    int phase, i, l, m, k, its, kdefl, itmax, info, slot;
+    real s1r, s1i, s2r, s2i, unscale;
 } qr_state;
 
-/* Is H(k,k-1) negligible? (dlahqr's test, with the Ahues-Tisseur refinement) */
-bool defl_test(MEM const real *Hm, ulong gs, int k, int n, real smlnum)
-{
+/* What the serial part asks of one round. */
+typedef struct {
+    int scan, lo, hi;          /* phase 1: scan kind (ACT_SCAN_*, 0: none) over (lo, hi] */
+    int chase, k, nr, c1, r0, r1, bulge; /* reflector k of order nr; bulge: 1 write (beta, 0, 0)
+                                          * into column k-1, 2 scale H(k, k-1) by 1 - tau */
+    real tau, v2, v3, beta;
+    int zero_sub;              /* phase 2: H(zero_sub, zero_sub - 1) = 0 when > 0 */
+    int blk, rot;              /* phase 2: the 2x2 block at (blk-1, blk) = (a b; c d); rot: and
+                                * its rotation (cs, sn) on the rest of the Schur form and Z */
+    real a, b, c, d, cs, sn;
+} qr_round;
+
 #define HH(i, j) AT(Hm, POFF(j) + (i))
+
+/* Is H(k,k-1) negligible? (dlahqr's test, with the Ahues-Tisseur refinement.) hi: the active
+ * block's last row; H(hi+1, hi) is zero (deflated) or outside the matrix. */
+bool defl_test(MEM const real *Hm, ulong gs, int k, int hi, real smlnum)
+{
     const real h = fabs(HH(k, k - 1));
     if (h <= smlnum)
         return true;
@@ -605,7 +629,7 @@ bool defl_test(MEM const real *Hm, ulong gs, int k, int n, real smlnum)
     if (tst == 0) {
         if (k - 2 >= 0)
             tst += fabs(HH(k - 1, k - 2));
-        if (k + 1 <= n - 1)
+        if (k + 1 <= hi)
             tst += fabs(HH(k + 1, k));
     }
     if (h <= ULP * tst) {
@@ -630,17 +654,16 @@ void start_vector(MEM const real *Hm, ulong gs, int mm, real s1r, real s1i, real
     real a = h21s * HH(mm, mm + 1) + (hmm - s1r) * ((hmm - s2r) / s) - s1i * (s2i / s);
     real b = h21s * (hmm + HH(mm + 1, mm + 1) - s1r - s2r);
     real c = h21s * HH(mm + 2, mm + 1);
-    s = fabs(a) + fabs(b) + fabs(c);
-    *v1 = a / s;
-    *v2 = b / s;
-    *v3 = c / s;
+    s = (real)1 / (fabs(a) + fabs(b) + fabs(c));
+    *v1 = a * s;
+    *v2 = b * s;
+    *v3 = c * s;
 }
 
-/* Can the sweep start at mm > l, i.e. are H(mm,mm-1) and the bulge it would create negligible? */
-bool start_test(MEM const real *Hm, ulong gs, int mm, real s1r, real s1i, real s2r, real s2i)
+/* Can the sweep start at mm > l, i.e. are H(mm,mm-1) and the bulge it would create negligible?
+ * (v1, v2, v3): the start vector at mm. */
+bool start_test(MEM const real *Hm, ulong gs, int mm, real v1, real v2, real v3)
 {
-    real v1, v2, v3;
-    start_vector(Hm, gs, mm, s1r, s1i, s2r, s2i, &v1, &v2, &v3);
     const real h00 = fabs(HH(mm, mm - 1)) * (fabs(v2) + fabs(v3));
     const real h01 = fabs(v1) * (fabs(HH(mm - 1, mm - 1)) + fabs(HH(mm, mm)) +
                                  fabs(HH(mm + 1, mm + 1)));
@@ -660,14 +683,19 @@ real reflector(int nr, real alpha, real x2, real x3, real *tau, real *v2, real *
         return alpha;
     }
     const real big = fmax(fabs(alpha), fmax(fabs(x2), fabs(x3)));
-    real norm;
     if (big >= RTMIN && big <= RTMAX) {
-        norm = sqrt(alpha * alpha + x2 * x2 + x3 * x3);
-    } else {
-        const real inv = (real)1 / big, a = alpha * inv, b = x2 * inv, c = x3 * inv;
-        norm = big * sqrt(a * a + b * b + c * c);
+        /* the usual case: |beta| and |alpha - beta| lie in [RTMIN, 2 sqrt(3) RTMAX], so their
+         * product neither overflows nor underflows and one division gives both quotients */
+        const real beta = -sgn(sqrt(alpha * alpha + x2 * x2 + x3 * x3), alpha);
+        const real d = alpha - beta, r = (real)1 / (d * beta);
+        const real scal = beta * r; /* 1 / (alpha - beta) */
+        *tau = -(d * r) * d;        /* (beta - alpha) / beta */
+        *v2 = x2 * scal;
+        *v3 = x3 * scal;
+        return beta;
     }
-    real beta = -sgn(norm, alpha);
+    const real inv = (real)1 / big, a = alpha * inv, b = x2 * inv, c = x3 * inv;
+    real beta = -sgn(big * sqrt(a * a + b * b + c * c), alpha);
     int knt = 0;
     const real safmn = SAFMIN / ULP;
     while (fabs(beta) < safmn && knt < 20) { /* rescale, as dlarfg does */
@@ -813,13 +841,18 @@ void put_eig(__global real *wr, __global real *wi, int layW, ulong strideW, ulon
     wi[a] = im;
 }
 
-/* The serial part of one QR round for one matrix: advance the state machine until the next
- * parallel action is set up (or the matrix is done). */
-void qr_serial(__local qr_state *s, MEM real *Hm, ulong gs, int n, int flags, real smlnum,
-               __global real *wr, __global real *wi, int layW, ulong strideW, ulong k_glob)
+/* Advance the state machine of one matrix to the next round's actions (the serial part, run by
+ * each of the matrix's work-items; `lead` writes the eigenvalues). res: the matrix's two scan
+ * result slots; sv: the start vector the last start scan left. */
+void qr_plan(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local const int *res,
+             __local const real *sv, int n, int wantt, real smlnum, bool lead,
+             __global real *wr, __global real *wi, int layW, ulong strideW, ulong k_glob)
 {
-    const bool wantt = (flags & GEEV_WANTT) != 0;
-    s->action = ACT_NONE;
+    r->scan = 0;
+    r->chase = 0;
+    r->zero_sub = 0;
+    r->blk = 0;
+    r->rot = 0;
     for (;;) {
         const int ph = s->phase;
         if (ph == PH_DONE)
@@ -832,58 +865,59 @@ void qr_serial(__local qr_state *s, MEM real *Hm, ulong gs, int n, int flags, re
             s->l = 0;
             s->its = 0;
             s->phase = PH_DEFL;
-            s->res = 0;
             if (s->i >= 1) {
-                s->action = ACT_SCAN_DEFL;
-                s->lo = 0;
-                s->hi = s->i;
+                r->scan = ACT_SCAN_DEFL;
+                r->lo = 0;
+                r->hi = s->i;
+                s->slot ^= 1;
                 return;
             }
-            continue; /* a 1x1 block: nothing to scan */
+            s->slot ^= 1; /* a 1x1 block: nothing to scan, its slot stays empty */
+            continue;
         }
         if (ph == PH_DEFL) {
-            const int i = s->i, l = s->res > s->l ? s->res : s->l;
+            const int i = s->i, l = max(res[s->slot], s->l);
             s->l = l;
             if (l > 0)
-                HH(l, l - 1) = 0;
+                r->zero_sub = l;
             if (l >= i - 1) {
                 /* a 1x1 or 2x2 block has split off */
                 if (l == i) {
-                    put_eig(wr, wi, layW, strideW, k_glob, i, n, HH(i, i) * s->unscale, 0);
+                    if (lead)
+                        put_eig(wr, wi, layW, strideW, k_glob, i, n, HH(i, i) * s->unscale, 0);
                 } else {
                     real a = HH(i - 1, i - 1), b = HH(i - 1, i), c = HH(i, i - 1), d = HH(i, i);
                     real r1r, r1i, r2r, r2i, cs, sn;
                     lanv2(&a, &b, &c, &d, &r1r, &r1i, &r2r, &r2i, &cs, &sn);
-                    HH(i - 1, i - 1) = a;
-                    HH(i - 1, i) = b;
-                    HH(i, i - 1) = c;
-                    HH(i, i) = d;
-                    put_eig(wr, wi, layW, strideW, k_glob, i - 1, n, r1r * s->unscale,
-                            r1i * s->unscale);
-                    put_eig(wr, wi, layW, strideW, k_glob, i, n, r2r * s->unscale,
-                            r2i * s->unscale);
-                    if (wantt && !(cs == 1 && sn == 0)) {
-                        s->action = ACT_ROTATE;
-                        s->cs = cs;
-                        s->sn = sn;
-                        s->c0 = i + 1;
-                        s->c1 = n - 1;
-                        s->r0 = 0;
-                        s->r1 = i - 2;
+                    if (lead) {
+                        put_eig(wr, wi, layW, strideW, k_glob, i - 1, n, r1r * s->unscale,
+                                r1i * s->unscale);
+                        put_eig(wr, wi, layW, strideW, k_glob, i, n, r2r * s->unscale,
+                                r2i * s->unscale);
+                    }
+                    if (wantt) {
+                        r->blk = i;
+                        r->a = a;
+                        r->b = b;
+                        r->c = c;
+                        r->d = d;
+                        r->rot = !(cs == 1 && sn == 0);
+                        r->cs = cs;
+                        r->sn = sn;
                     }
                 }
                 s->kdefl = 0;
                 s->i = l - 1;
                 s->phase = PH_BEGIN;
-                if (s->action != ACT_NONE)
-                    return;
-                continue;
+                continue; /* the next block's scan runs in this round: it reads only rows and
+                           * columns before l, this block's writes wait for phase 2 */
             }
             if (s->its > s->itmax) {
                 /* no convergence: eigenvalues 0..i are not computed (LAPACK's info = i + 1) */
                 s->info = i + 1;
-                for (int j = 0; j <= i; ++j)
-                    put_eig(wr, wi, layW, strideW, k_glob, j, n, NAN, NAN);
+                if (lead)
+                    for (int j = 0; j <= i; ++j)
+                        put_eig(wr, wi, layW, strideW, k_glob, j, n, NAN, NAN);
                 s->phase = PH_DONE;
                 return;
             }
@@ -942,25 +976,18 @@ void qr_serial(__local qr_state *s, MEM real *Hm, ulong gs, int n, int flags, re
             s->s1i = s1i;
             s->s2r = s2r;
             s->s2i = s2i;
+            /* the start scan, always (with no candidate when i - 2 <= l): phase 2 of this round
+             * stores the start vector of its result */
             s->phase = PH_START;
-            s->res = l;
-            if (i - 2 > l) {
-                s->action = ACT_SCAN_START;
-                s->lo = l;
-                s->hi = i - 2;
-                return;
-            }
-            continue;
+            r->scan = ACT_SCAN_START;
+            r->lo = l;
+            r->hi = i - 2;
+            s->slot ^= 1;
+            return;
         }
         if (ph == PH_START) {
-            const int m = s->res > s->l ? s->res : s->l;
-            real v1, v2, v3;
-            start_vector(Hm, gs, m, s->s1r, s->s1i, s->s2r, s->s2i, &v1, &v2, &v3);
-            s->m = m;
-            s->k = m;
-            s->t1 = v1; /* the first reflector's column, until PH_CHASE consumes it */
-            s->v2 = v2;
-            s->v3 = v3;
+            s->m = max(res[s->slot], s->l);
+            s->k = s->m;
             s->phase = PH_CHASE;
             continue;
         }
@@ -970,10 +997,10 @@ void qr_serial(__local qr_state *s, MEM real *Hm, ulong gs, int n, int flags, re
             /* the sweep is over: next iteration, starting with a deflation scan */
             s->its += 1;
             s->phase = PH_DEFL;
-            s->res = l;
-            s->action = ACT_SCAN_DEFL;
-            s->lo = l;
-            s->hi = i;
+            r->scan = ACT_SCAN_DEFL;
+            r->lo = l;
+            r->hi = i;
+            s->slot ^= 1;
             return;
         }
         const int nr = min(3, i - k + 1);
@@ -983,43 +1010,33 @@ void qr_serial(__local qr_state *s, MEM real *Hm, ulong gs, int n, int flags, re
             x2 = HH(k + 1, k - 1);
             x3 = nr == 3 ? HH(k + 2, k - 1) : 0;
         } else {
-            x1 = s->t1;
-            x2 = s->v2;
-            x3 = s->v3;
+            x1 = sv[0];
+            x2 = sv[1];
+            x3 = sv[2];
         }
-        real tau, v2, v3;
-        const real beta = reflector(nr, x1, x2, x3, &tau, &v2, &v3);
-        if (k > m) {
-            HH(k, k - 1) = beta;
-            HH(k + 1, k - 1) = 0;
-            if (k < i - 1)
-                HH(k + 2, k - 1) = 0;
-        } else if (m > l) {
-            /* avoids a bug when v2 and v3 underflow (dlahqr) */
-            HH(k, k - 1) = HH(k, k - 1) * (1 - tau);
-        }
-        s->nr = nr;
-        s->t1 = tau;
-        s->v2 = v2;
-        s->v3 = v3;
-        s->action = ACT_CHASE;
-        s->c0 = k;
-        s->c1 = wantt ? n - 1 : i;
-        s->r0 = wantt ? 0 : l;
-        s->r1 = min(k + 3, i);
+        r->beta = reflector(nr, x1, x2, x3, &r->tau, &r->v2, &r->v3);
+        /* k == m > l: scale H(m, m-1), which avoids a bug when v2 and v3 underflow (dlahqr) */
+        r->bulge = k > m ? 1 : m > l ? 2 : 0;
+        r->chase = 1;
+        r->k = k;
+        r->nr = nr;
+        r->c1 = wantt ? n - 1 : i;
+        r->r0 = wantt ? 0 : l;
+        r->r1 = min(k + 3, i);
         s->k = k + 1;
         return;
     }
 }
 
 /* Per-matrix local reals (SWB): H band-packed (lstride covers it), then Z (LDA*n) with
- * GEEV_WANTZ. State: one qr_state per matrix, then two counters. */
+ * GEEV_WANTZ. Beside them, per matrix: the start vector (4 reals: sv) and two scan result slots
+ * (ints), then two group flags. */
 __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
                       __global real *Z, ulong offZ, int layZ, ulong strideZ,
                       __global real *wr, ulong offWr, __global real *wi, ulong offWi, int layW,
                       ulong strideW, __global int *info, ulong offInfo, int n_arg, uint count,
                       int flags, int sweeps_max, uint lstride, __local real *lds,
-                      __local qr_state *states, __local int *counters)
+                      __local real *svs, __local int *ints)
 {
     const int n = NSIZE(n_arg);
     int m, t, mpg;
@@ -1028,9 +1045,11 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
     const uint first = (uint)get_group_id(0) * (uint)mpg;
     const uint nprob = min((uint)mpg, count - first);
     const bool mine = t != GEEV_IDLE && (uint)m < nprob;
-    const bool wantz = (flags & GEEV_WANTZ) != 0;
+    const bool lead = mine && t == 0;
+    const int wantt = (flags & GEEV_WANTT) != 0, wantz = (flags & GEEV_WANTZ) != 0;
     const uint per = (uint)PACKED(n) + 1;
-    __local qr_state *s = states + m;
+    __local real *sv = svs + 4 * m;
+    __local int *res = ints + 2 * m, *group_flags = ints + 2 * mpg;
     __global real *wrk = wr + offWr, *wik = wi + offWi;
 #ifdef GEEV_MWB
     const int lda = n;
@@ -1049,70 +1068,71 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
 #endif
 #define ZZ(i, j) AT(Zm, (j) * lda + (i))
     const real smlnum = SAFMIN * ((real)n / ULP);
-    GROUP_SYNC();
-    if (mine && t == 0) {
-        s->unscale = AT(Hm, per - 1);
-        s->info = 0;
-        s->kdefl = 0;
-        s->itmax = sweeps_max > 0 ? sweeps_max : 30 * max(10, n);
-        s->i = n - 1;
-        s->phase = PH_BEGIN;
-        s->action = ACT_NONE;
-        if (!isfinite(s->unscale)) {
-            /* a non-finite entry: no eigenvalue is computed */
-            s->info = n;
-            s->phase = PH_DONE;
-            for (int j = 0; j < n; ++j)
-                put_eig(wrk, wik, layW, strideW, first + (uint)m, j, n, NAN, NAN);
-        }
+    if (lead) {
+        res[0] = -1;
+        res[1] = -1;
     }
     if (lid == 0) {
-        counters[0] = 0;
-        counters[1] = 0;
+        group_flags[0] = 0;
+        group_flags[1] = 0;
+    }
+    GROUP_SYNC();
+    qr_state st;
+    st.phase = PH_DONE;
+    st.info = 0;
+    if (mine) {
+        st.unscale = AT(Hm, per - 1);
+        st.kdefl = 0;
+        st.itmax = sweeps_max > 0 ? sweeps_max : 30 * max(10, n);
+        st.i = n - 1;
+        st.l = 0;
+        st.slot = 0;
+        st.phase = PH_BEGIN;
+        if (!isfinite(st.unscale)) {
+            /* a non-finite entry: no eigenvalue is computed */
+            st.info = n;
+            st.phase = PH_DONE;
+            if (lead)
+                for (int j = 0; j < n; ++j)
+                    put_eig(wrk, wik, layW, strideW, first + (uint)m, j, n, NAN, NAN);
+        }
     }
     for (uint round = 0;; ++round) {
-        SYNC();
+        qr_round rd;
+        qr_plan(&st, &rd, Hm, gs, res, sv, n, wantt, smlnum, lead, wrk, wik, layW, strideW,
+                first + (uint)m);
+        const bool busy = rd.scan || rd.chase || rd.zero_sub || rd.blk;
 #if P > 1
         const int par = (int)(round & 1);
+        if (lead && busy)
+            group_flags[par] = 1;
 #endif
-        if (mine && t == 0) {
-            qr_serial(s, Hm, gs, n, flags, smlnum, wrk, wik, layW, strideW, first + (uint)m);
-#if P > 1
-            if (s->action != ACT_NONE)
-                atomic_inc(&counters[par]);
-#endif
-        }
-        SYNC();
-#if P > 1
-        const int more = counters[par];
-        if (lid == 0)
-            counters[par ^ 1] = 0;
-#endif
-        const int action = mine ? s->action : ACT_NONE;
-        /* ---- parallel phase 1: scans, the reflector from the left, the rotation on rows ---- */
-        /* scans run downwards: a work-item's first hit is its largest, the result the largest
-         * over the work-items (as LAPACK's scan from the bottom) */
-        if (action == ACT_SCAN_DEFL) {
-            const int lo = s->lo;
-            for (int kk = s->hi - t; kk > lo; kk -= P)
-                if (defl_test(Hm, gs, kk, n, smlnum)) {
-                    GEEV_MAX(&s->res, kk);
+        /* ---- phase 1: the scans (downwards: a work-item's first hit is its largest, the
+         * result the largest over the work-items, as LAPACK's scan from the bottom) and the
+         * reflector from the left ---- */
+        int hit = -1;
+        real hv1 = 0, hv2 = 0, hv3 = 0;
+        if (rd.scan == ACT_SCAN_DEFL) {
+            for (int kk = rd.hi - t; kk > rd.lo; kk -= P)
+                if (defl_test(Hm, gs, kk, rd.hi, smlnum)) {
+                    GEEV_MAX(&res[st.slot], kk);
                     break;
                 }
-        } else if (action == ACT_SCAN_START) {
-            const int lo = s->lo;
-            const real s1r = s->s1r, s1i = s->s1i, s2r = s->s2r, s2i = s->s2i;
-            for (int mm = s->hi - t; mm > lo; mm -= P)
-                if (start_test(Hm, gs, mm, s1r, s1i, s2r, s2i)) {
-                    GEEV_MAX(&s->res, mm);
+        } else if (rd.scan == ACT_SCAN_START) {
+            for (int mm = rd.hi - t; mm > rd.lo; mm -= P) {
+                start_vector(Hm, gs, mm, st.s1r, st.s1i, st.s2r, st.s2i, &hv1, &hv2, &hv3);
+                if (start_test(Hm, gs, mm, hv1, hv2, hv3)) {
+                    hit = mm;
+                    GEEV_MAX(&res[st.slot], mm);
                     break;
                 }
-        } else if (action == ACT_CHASE) {
-            const int k = s->k - 1, c1 = s->c1;
-            const real t1 = s->t1, v2 = s->v2, t2 = t1 * v2;
-            if (s->nr == 3) {
-                const real v3 = s->v3, t3 = t1 * v3;
-                for (int j = s->c0 + t; j <= c1; j += P) {
+            }
+        } else if (rd.chase) {
+            const int k = rd.k, c1 = rd.c1;
+            const real t1 = rd.tau, v2 = rd.v2, t2 = t1 * v2;
+            if (rd.nr == 3) {
+                const real v3 = rd.v3, t3 = t1 * v3;
+                for (int j = k + t; j <= c1; j += P) {
                     const int o = POFF(j) + k;
                     const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1), h2 = AT(Hm, o + 2);
                     const real sum = h0 + v2 * h1 + v3 * h2;
@@ -1121,7 +1141,7 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
                     AT(Hm, o + 2) = h2 - sum * t3;
                 }
             } else {
-                for (int j = s->c0 + t; j <= c1; j += P) {
+                for (int j = k + t; j <= c1; j += P) {
                     const int o = POFF(j) + k;
                     const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1);
                     const real sum = h0 + v2 * h1;
@@ -1129,26 +1149,43 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
                     AT(Hm, o + 1) = h1 - sum * t2;
                 }
             }
-        } else if (action == ACT_ROTATE) {
-            /* rows ib-1, ib of columns c0..c1 (ib: the block's bottom, c0 = ib + 1) */
-            const int ib = s->c0 - 1, c1 = s->c1;
-            const real cs = s->cs, sn = s->sn;
-            for (int j = s->c0 + t; j <= c1; j += P) {
-                const real x = HH(ib - 1, j), y = HH(ib, j);
-                HH(ib - 1, j) = cs * x + sn * y;
-                HH(ib, j) = cs * y - sn * x;
-            }
         }
         SYNC();
-        /* ---- parallel phase 2: the reflector from the right (and on Z), the rotation on
-         * columns (and on Z) ---- */
-        if (action == ACT_CHASE) {
-            const int k = s->k - 1, r1 = s->r1;
-            const real t1 = s->t1, v2 = s->v2, t2 = t1 * v2;
+#if P > 1
+        const int more = group_flags[par];
+        if (lid == 0)
+            group_flags[par ^ 1] = 0;
+#else
+        const int more = busy;
+#endif
+        /* ---- phase 2: the reflector from the right and on Z, the serial part's writes ---- */
+        if (rd.scan) {
+            /* the other slot is free again: every read of it came before the last barrier */
+            if (lead)
+                res[st.slot ^ 1] = -1;
+            if (rd.scan == ACT_SCAN_START) {
+                const int got = res[st.slot];
+                if (got > rd.lo) {
+                    if (hit == got) { /* the one work-item whose first hit won */
+                        sv[0] = hv1;
+                        sv[1] = hv2;
+                        sv[2] = hv3;
+                    }
+                } else if (lead) {
+                    start_vector(Hm, gs, rd.lo, st.s1r, st.s1i, st.s2r, st.s2i, &hv1, &hv2, &hv3);
+                    sv[0] = hv1;
+                    sv[1] = hv2;
+                    sv[2] = hv3;
+                }
+            }
+        }
+        if (rd.chase) {
+            const int k = rd.k, r1 = rd.r1;
+            const real t1 = rd.tau, v2 = rd.v2, t2 = t1 * v2;
             const int o0 = POFF(k), o1 = POFF(k + 1), o2 = POFF(k + 2);
-            if (s->nr == 3) {
-                const real v3 = s->v3, t3 = t1 * v3;
-                for (int j = s->r0 + t; j <= r1; j += P) {
+            if (rd.nr == 3) {
+                const real v3 = rd.v3, t3 = t1 * v3;
+                for (int j = rd.r0 + t; j <= r1; j += P) {
                     const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j), h2 = AT(Hm, o2 + j);
                     const real sum = h0 + v2 * h1 + v3 * h2;
                     AT(Hm, o0 + j) = h0 - sum * t1;
@@ -1164,7 +1201,7 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
                         ZZ(j, k + 2) = z2 - sum * t3;
                     }
             } else {
-                for (int j = s->r0 + t; j <= r1; j += P) {
+                for (int j = rd.r0 + t; j <= r1; j += P) {
                     const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j);
                     const real sum = h0 + v2 * h1;
                     AT(Hm, o0 + j) = h0 - sum * t1;
@@ -1178,35 +1215,58 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
                         ZZ(j, k + 1) = z1 - sum * t2;
                     }
             }
-        } else if (action == ACT_ROTATE) {
-            const int ib = s->c0 - 1, r1 = s->r1;
-            const real cs = s->cs, sn = s->sn;
-            for (int j = s->r0 + t; j <= r1; j += P) {
-                const real x = HH(j, ib - 1), y = HH(j, ib);
-                HH(j, ib - 1) = cs * x + sn * y;
-                HH(j, ib) = cs * y - sn * x;
-            }
-            if (wantz)
-                for (int j = t; j < n; j += P) {
-                    const real x = ZZ(j, ib - 1), y = ZZ(j, ib);
-                    ZZ(j, ib - 1) = cs * x + sn * y;
-                    ZZ(j, ib) = cs * y - sn * x;
+            if (lead) {
+                if (rd.bulge == 1) {
+                    HH(k, k - 1) = rd.beta;
+                    HH(k + 1, k - 1) = 0;
+                    if (rd.nr == 3)
+                        HH(k + 2, k - 1) = 0;
+                } else if (rd.bulge == 2) {
+                    HH(k, k - 1) = HH(k, k - 1) * (1 - t1);
                 }
+            }
         }
-#if P > 1
+        if (lead && rd.zero_sub > 0)
+            HH(rd.zero_sub, rd.zero_sub - 1) = 0;
+        if (rd.blk) {
+            const int ib = rd.blk;
+            if (lead) {
+                HH(ib - 1, ib - 1) = rd.a;
+                HH(ib - 1, ib) = rd.b;
+                HH(ib, ib - 1) = rd.c;
+                HH(ib, ib) = rd.d;
+            }
+            if (rd.rot) {
+                /* rows ib-1, ib right of the block; columns ib-1, ib above it; Z */
+                const real cs = rd.cs, sn = rd.sn;
+                for (int j = ib + 1 + t; j < n; j += P) {
+                    const real x = HH(ib - 1, j), y = HH(ib, j);
+                    HH(ib - 1, j) = cs * x + sn * y;
+                    HH(ib, j) = cs * y - sn * x;
+                }
+                for (int j = t; j <= ib - 2; j += P) {
+                    const real x = HH(j, ib - 1), y = HH(j, ib);
+                    HH(j, ib - 1) = cs * x + sn * y;
+                    HH(j, ib) = cs * y - sn * x;
+                }
+                if (wantz)
+                    for (int j = t; j < n; j += P) {
+                        const real x = ZZ(j, ib - 1), y = ZZ(j, ib);
+                        ZZ(j, ib - 1) = cs * x + sn * y;
+                        ZZ(j, ib) = cs * y - sn * x;
+                    }
+            }
+        }
+        SYNC();
         if (!more)
             break;
-#else
-        if (action == ACT_NONE)
-            break;
-#endif
     }
     GROUP_SYNC();
-    if (mine && t == 0)
-        info[offInfo + first + (uint)m] = s->info;
+    if (lead)
+        info[offInfo + first + (uint)m] = st.info;
 #ifndef GEEV_MWB
     /* keep the Schur form (and vectors) for geev_vectors */
-    if (flags & GEEV_WANTT)
+    if (wantt)
         copy_flat(lds, lstride, 0, H, offH, layH, strideH, first, nprob, per, n, 0);
     if (wantz)
         copy_square(lds, lstride, ((uint)PACKED(n) + 2) / 2 * 2 + 1, lda, Z, offZ, layZ, strideZ,
@@ -1214,6 +1274,7 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
 #endif
 #undef ZZ
 }
+#undef HH
 
 /* ================================================================================================
  * Step 3: right eigenvectors (dtrevc, back-transformed, then normalized as dgeev)

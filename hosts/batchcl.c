@@ -102,9 +102,13 @@ static void usage(void)
          "bench geev:\n"
          "  --n LIST                  default 5,10,15,20,25,30\n"
          "  --batch N                 default 500000 on GPUs, 20000 on CPUs\n"
-         "  --mapping auto|all        the table's choice only, or every SWB/MWB mapping and p\n"
+         "  --mapping auto|swb|mwb|all  the table's choice only, or also the SWB, MWB or all\n"
+         "                            mappings for each p\n"
          "  --chunks LIST             chunk sizes of the host-memory sweep (default 1024 to 262144)\n"
          "  --vectors                 also compute and time the eigenvectors\n"
+         "  --p LIST                  p of the forced variants (default 1, 2, 4, ... up to 64)\n"
+         "  --ppg P                   matrices per work-group of the forced variants (default: the\n"
+         "                            table's)\n"
          "pcyclic options: --n LIST (block sizes), --p LIST (blocks; default N/n), --order N (the\n"
          "  matrix order aimed at, default 10240 on GPUs, 2048 on CPUs), --method 0|1|2, --batch B\n"
          "  (matrices per call; > 1 with n <= 32 runs the batched kernels)");
@@ -1386,13 +1390,19 @@ int main(int argc, char **argv)
         g.batch = o.batch;
         g.dbl = 1;
         g.reps = o.reps;
-        g.mappings = strcmp(o.mappings, "auto") == 0 ? "auto" : "all";
+        g.mappings = !strcmp(o.mappings, "auto") || !strcmp(o.mappings, "swb") ||
+                             !strcmp(o.mappings, "mwb")
+                         ? o.mappings
+                         : "all";
         for (size_t k = 1024; k <= 262144 && !o.chunk_count; k *= 2)
             g.chunks[g.chunk_count++] = k;
         for (int i = 0; i < o.chunk_count; ++i)
             g.chunks[g.chunk_count++] = o.chunks[i];
         g.lapack = o.lapack;
         g.vectors = o.vectors;
+        g.ppg = o.ppg;
+        for (int i = 0; i < o.p_count && i < 16; ++i)
+            g.p_list[g.p_count++] = o.p_list[i];
         return bench_geev(&g);
     }
     if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "syevd")) {

@@ -93,24 +93,30 @@ static double verify(int n, size_t batch, const double *A, const double *wr, con
 typedef struct {
     char label[48];
     bcl_mapping hmap, qmap;
-    int hp, qp, hess_layout;
+    int hp, qp, hess_layout, ppg;
 } variant;
 
 static int make_variants(const bench_geev_options *o, int n, int W, variant *v)
 {
     int count = 0;
-    v[count++] = (variant){"table", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0};
-    if (strcmp(o->mappings, "all") != 0)
+    v[count++] = (variant){"table", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0, 0};
+    if (!strcmp(o->mappings, "auto"))
         return count;
+    const int all = !strcmp(o->mappings, "all");
     /* the paper's flow: MW -> RW, SWB Hessenberg, MWB QR (p from the table) */
-    v[count++] = (variant){"paper: RW+SWB, MWB", BCL_MAPPING_SWB, BCL_MAPPING_MWB, 0, 0,
-                           1 + BCL_LAYOUT_ROWWISE};
+    if (all)
+        v[count++] = (variant){"paper: RW+SWB, MWB", BCL_MAPPING_SWB, BCL_MAPPING_MWB, 0, 0,
+                               1 + BCL_LAYOUT_ROWWISE, o->ppg};
+    const int def_p[] = {1, 2, 4, 8, 16, 32, 64};
+    const int *plist = o->p_count ? o->p_list : def_p;
+    const int pcount = o->p_count ? o->p_count : 7;
     for (int mwb = 0; mwb < 2; ++mwb)
-        for (int p = 1; p <= 64 && count < 30; p *= 2) {
-            if (p > n * 2 || (!mwb && p > W))
+        for (int pi = 0; (all || !strcmp(o->mappings, mwb ? "mwb" : "swb")) && pi < pcount && count < 30; ++pi) {
+            const int p = plist[pi];
+            if (p < 1 || (!o->p_count && p > n * 2) || (!mwb && p > W))
                 continue;
             variant x = {"", mwb ? BCL_MAPPING_MWB : BCL_MAPPING_SWB,
-                         mwb ? BCL_MAPPING_MWB : BCL_MAPPING_SWB, p, p, 0};
+                         mwb ? BCL_MAPPING_MWB : BCL_MAPPING_SWB, p, p, 0, o->ppg};
             snprintf(x.label, sizeof x.label, "%s p=%d", mwb ? "MWB" : "SWB", p);
             v[count++] = x;
         }
@@ -125,6 +131,7 @@ static void apply(bcl_context *ctx, const variant *v, size_t chunk)
     p.work_items_per_problem = v->hp;
     p.qr_work_items = v->qp;
     p.hess_layout = v->hess_layout;
+    p.problems_per_group = v->ppg;
     p.chunk_problems = chunk;
     bcl_set_params(ctx, v->hmap == BCL_MAPPING_AUTO && !chunk ? NULL : &p);
 }
@@ -350,7 +357,7 @@ static void bench_size(bcl_context *ctx, const bcl_device_info *dev, const bench
             const size_t k = o->chunks[c];
             if (k > batch)
                 continue;
-            const variant table = {"", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0};
+            const variant table = {"", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0, 0};
             apply(ctx, &table, k);
             double best = INFINITY;
             for (int r = 0; r < (o->reps < 3 ? o->reps : 3); ++r) {

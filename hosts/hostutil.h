@@ -29,6 +29,8 @@ typedef struct {
     int chunk_count;
     int lapack;                /* compare with LAPACK dgeev (sequential and OpenMP) */
     int vectors;               /* also time the eigenvector step */
+    int p_list[16], p_count;   /* p of the forced variants (none: 1, 2, 4, ... 64) */
+    int ppg;                   /* matrices per group of the forced variants (0: the table's) */
 } bench_geev_options;
 
 /* `batchcl bench geev`: Tables 1, 2 and 4 of Tokura et al. 2017 on this machine. */

@@ -12,8 +12,8 @@
 /* must match cl/geev.cl */
 #define GEEV_WANTT 1
 #define GEEV_WANTZ 2
-#define QR_STATE_INTS 20
-#define QR_STATE_REALS 10
+#define QR_SLOT_INTS 2  /* per matrix: the two scan result slots */
+#define QR_SLOT_REALS 4 /* per matrix: the start vector */
 #define HESS_INTS_PER_MATRIX 4
 
 /* scratch arrays of a chunk */
@@ -59,14 +59,13 @@ static const char *map_name(bcl_mapping m)
     return m == BCL_MAPPING_MWB ? "MWB" : "SWB";
 }
 
-/* Default p for a step when the table's was overridden by a forced mapping. */
+/* Default p for a step when the table's was overridden by a forced mapping: the heuristic's. */
 static int default_p(const bcl_context *ctx, int n, int qr)
 {
-    if (!ctx->dev.is_gpu)
-        return 1;
-    if (qr)
-        return n <= 8 ? 4 : n <= 16 ? 8 : 16;
-    return n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : 32;
+    bcl_params h;
+    memset(&h, 0, sizeof h);
+    bcl_geev_heuristic(&ctx->dev, 1, n, &h);
+    return qr ? h.qr_work_items : h.work_items_per_problem;
 }
 
 /* Local reals per matrix of each kernel (cl/geev.cl's storage). */
@@ -85,13 +84,14 @@ static size_t step_lstride(int which, bcl_mapping map, int n, int wantz)
     }
 }
 
-/* Local bytes beside the per-matrix buffer: Hessenberg flags, QR states and counters. */
+/* Local bytes beside the per-matrix buffer: Hessenberg flags; QR start vectors, scan results and
+ * group flags. */
 static size_t step_extra_bytes(int which, size_t mpg, size_t es)
 {
     if (which == 0)
         return (HESS_INTS_PER_MATRIX * mpg + 1) * sizeof(int);
     if (which == 1)
-        return mpg * (QR_STATE_INTS * sizeof(int) + QR_STATE_REALS * es) + 2 * sizeof(int);
+        return mpg * (QR_SLOT_INTS * sizeof(int) + QR_SLOT_REALS * es) + 2 * sizeof(int);
     return 0;
 }
 
@@ -442,8 +442,8 @@ static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_comman
         ARG(sweeps);
         ARG(lstride);
         ARG_LOCAL(st->local_bytes);
-        ARG_LOCAL(st->mpg * (QR_STATE_INTS * sizeof(int) + QR_STATE_REALS * es));
-        ARG_LOCAL(2 * sizeof(int));
+        ARG_LOCAL(st->mpg * QR_SLOT_REALS * es);
+        ARG_LOCAL((st->mpg * QR_SLOT_INTS + 2) * sizeof(int));
         if (err != CL_SUCCESS)
             s = bcl_fail(ctx, BCL_OPENCL_ERROR, "setting the QR kernel's arguments");
         else

@@ -164,6 +164,9 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
                        bcl_params *out);
 
+/* The geev parameter table without tuning data (also the p of a step whose mapping is forced). */
+void bcl_geev_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_params *p);
+
 /* The checks of bcl_set_params: 1 when p is acceptable, else 0 with the reason in why. */
 int bcl_params_check(const bcl_params *p, char *why, size_t cap);
 

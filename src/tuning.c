@@ -44,7 +44,7 @@ static void ldlt_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_param
  * keep the working set in the caches. GPUs (not yet measured on our devices, see the README): SWB
  * for both steps, as local memory beats the paper's global-memory MWB QR step on devices with
  * large shared memory; p from the size; chunks of 16384 matrices (the paper's best 8192-32768). */
-static void geev_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_params *p)
+void bcl_geev_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_params *p)
 {
     (void)dbl;
     p->mapping = BCL_MAPPING_SWB;
@@ -58,7 +58,10 @@ static void geev_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_param
         return;
     }
     p->work_items_per_problem = n <= 4 ? 4 : n <= 8 ? 8 : n <= 16 ? 16 : 32;
-    p->qr_work_items = n <= 8 ? 4 : n <= 16 ? 8 : 16;
+    /* QR: fewer work-items per matrix than the Hessenberg step. Its rounds are bound by the
+     * latency of the serial part, which a warp runs once for all its matrices (H100, f64,
+     * 500 000 matrices: p = 2 best to n = 10, 4 at n = 15-20, 8 at n = 25-30) */
+    p->qr_work_items = n <= 12 ? 2 : n <= 20 ? 4 : n <= 32 ? 8 : 16;
     p->problems_per_group = 0; /* one subgroup per work-group */
     p->specialize = 1;
     p->chunk_problems = 16384;
@@ -204,7 +207,7 @@ static void lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n, 
         ldlt_heuristic(&ctx->dev, dbl, n, out);
         break;
     case BCL_ROUTINE_GEEV:
-        geev_heuristic(&ctx->dev, dbl, n, out);
+        bcl_geev_heuristic(&ctx->dev, dbl, n, out);
         break;
     case BCL_ROUTINE_TRIDIAG:
         tridiag_heuristic(&ctx->dev, dbl, n, out);
