@@ -1029,7 +1029,7 @@ void qr_plan(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local con
 }
 
 /* Per-matrix local reals (SWB): H band-packed (lstride covers it), then Z (LDA*n) with
- * GEEV_WANTZ. Beside them, per matrix: the start vector (4 reals: sv) and two scan result slots
+ * GEEV_WANTZ. Beside them, per matrix: the start vector (3 reals: sv) and two scan result slots
  * (ints), then two group flags. */
 __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
                       __global real *Z, ulong offZ, int layZ, ulong strideZ,
@@ -1048,7 +1048,7 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
     const bool lead = mine && t == 0;
     const int wantt = (flags & GEEV_WANTT) != 0, wantz = (flags & GEEV_WANTZ) != 0;
     const uint per = (uint)PACKED(n) + 1;
-    __local real *sv = svs + 4 * m;
+    __local real *sv = svs + 3 * m;
     __local int *res = ints + 2 * m, *group_flags = ints + 2 * mpg;
     __global real *wrk = wr + offWr, *wik = wi + offWi;
 #ifdef GEEV_MWB
@@ -1164,15 +1164,13 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
             if (lead)
                 res[st.slot ^ 1] = -1;
             if (rd.scan == ACT_SCAN_START) {
+                /* the one work-item whose first hit won stores its vector; with no hit the
+                 * lead computes it at lo */
                 const int got = res[st.slot];
-                if (got > rd.lo) {
-                    if (hit == got) { /* the one work-item whose first hit won */
-                        sv[0] = hv1;
-                        sv[1] = hv2;
-                        sv[2] = hv3;
-                    }
-                } else if (lead) {
+                const bool none = got <= rd.lo;
+                if (none && lead)
                     start_vector(Hm, gs, rd.lo, st.s1r, st.s1i, st.s2r, st.s2i, &hv1, &hv2, &hv3);
+                if (none ? lead : hit == got) {
                     sv[0] = hv1;
                     sv[1] = hv2;
                     sv[2] = hv3;

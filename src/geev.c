@@ -13,7 +13,7 @@
 #define GEEV_WANTT 1
 #define GEEV_WANTZ 2
 #define QR_SLOT_INTS 2  /* per matrix: the two scan result slots */
-#define QR_SLOT_REALS 4 /* per matrix: the start vector */
+#define QR_SLOT_REALS 3 /* per matrix: the start vector */
 #define HESS_INTS_PER_MATRIX 4
 
 /* scratch arrays of a chunk */
