@@ -238,9 +238,10 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
  *    A <- A - v w^T - w v^T, w = p - (tau/2)(p^T v) v.
  * Two barriers a step. The reflectors stay in local memory, one column each; Q = H_0 ... H_{n-2}
  * is then formed a column per work-item without barriers. sytrd_solve (-DSYTRD_SOLVE) instead
- * applies each H_j to the right-hand sides as it goes, solves T z = Q^T b by PCR in local memory
- * and applies the reflectors back, x = Q z: Householder + PCR in one kernel, no Q in global
- * memory (Abbas-Turki & Graillat 2016, Sect. 4). */
+ * applies each H_j to the right-hand sides as it goes (a work-item's rows of them in registers,
+ * v^T b summed from shares published with those of p^T v), solves T z = Q^T b by PCR in local
+ * memory and applies the reflectors back, x = Q z, a column of z a work-item: Householder + PCR
+ * in one kernel, no Q in global memory (Abbas-Turki & Graillat 2016, Sect. 4). */
 
 #ifndef NMAX
 #define NMAX NT
@@ -252,49 +253,51 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
 #error "sytrd: at most 8 rows a work-item (the host keeps NT >= NMAX / 8)"
 #endif
 
-#define PARTS ((NT + 3) / 4 * 4 + 4) /* partial maxima and the flag, a multiple of 4 */
+/* right-hand sides a launch of sytrd_solve (the host's -DRHS_COLS), held in registers */
+#ifndef SYTRD_SOLVE
+#undef RHS_COLS
+#define RHS_COLS 0
+#endif
+/* a work-item's shares of p^T v and of v^T b (one a right-hand side), then the failure flag; a
+ * multiple of 4 reals */
+#define PARTS (((1 + RHS_COLS) * NT + 3) / 4 * 4 + 4)
+/* global loads a work-item issues before storing them, when it stages A */
+#define LOAD_BATCH 16
 
 /* local memory of one matrix, in reals: reflector columns (stride NMAX; one more column's worth
- * at n == NMAX, where Q is staged with an odd stride), tau, d, e, p, the scaling's partial
- * maxima and a failure flag; the solve adds two right-hand-side buffers and the PCR's arrays */
+ * at n == NMAX, where A and Q are staged with an odd stride), tau, d, e, p, the shares (and the
+ * scaling's partial maxima) and a failure flag; the solve adds the PCR's right-hand sides and
+ * arrays, double-buffered. src/symeig.c (sytrd_reg_local) sizes the same layout. */
 #define REFL_LOCAL(n) ((((n) * ((n) == NMAX ? NMAX + 1 : NMAX)) + 3) / 4 * 4)
-#ifdef SYTRD_SOLVE
-#define REG_LOCAL(n, cols) (REFL_LOCAL(n) + 4 * NMAX + PARTS + 2 * NMAX * (cols) + 6 * NMAX)
-#else
-#define REG_LOCAL(n, cols) (REFL_LOCAL(n) + 4 * NMAX + PARTS)
-#endif
-
-/* x^T y of two local vectors of NMAX values */
-real dot_local(__local const real *x, __local const real *y)
-{
-    real s4[4] = {0, 0, 0, 0};
-    UNROLL
-    for (int q = 0; q < NMAX; q += 4) {
-        real x4[4], y4[4];
-        LOAD4(x4, x, q);
-        LOAD4(y4, y, q);
-        UNROLL
-        for (int e = 0; e < 4; ++e)
-            s4[e] += x4[e] * y4[e];
-    }
-    return SUM4(s4);
-}
+#define REG_LOCAL(n) (REFL_LOCAL(n) + 4 * NMAX + PARTS + (RHS_COLS > 0) * (2 * NMAX * RHS_COLS + 6 * NMAX))
 
 #ifdef SYTRD_SOLVE
-/* b <- H_j b, from buffer j&1 into the other (all of b is read, my rows written) */
-#define APPLY_TO_RHS(j, v, vi)                                                                         \
-    {                                                                                                  \
-        __local const real *hin = h + (j & 1) * hsize;                                                 \
-        __local real *hout = h + ((j & 1) ^ 1) * hsize;                                                \
-        for (int c = 0; c < cols; ++c) {                                                               \
-            const real dot = tau * dot_local(v, hin + c * NMAX);                                       \
-            UNROLL                                                                                     \
-            for (int r = 0; r < RPT; ++r)                                                              \
-                hout[c * NMAX + r * NT + t] = hin[c * NMAX + r * NT + t] - dot * vi[r];                \
-        }                                                                                              \
+/* b <- H_j b for the right-hand sides' rows in registers (b[r][c], row r*NT+t): my share of
+ * v^T b is published beside that of p^T v, and the sums come back with it after the step's second
+ * barrier (no barrier of their own, no copy of b in local memory) */
+#define RHS_SHARES(vi)                                                                                 \
+    UNROLL                                                                                             \
+    for (int c = 0; c < RHS_COLS; ++c) {                                                               \
+        real sb = (real)0;                                                                             \
+        UNROLL                                                                                         \
+        for (int r = 0; r < RPT; ++r)                                                                  \
+            sb += vi[r] * b[r][c];                                                                     \
+        part[(c + 1) * NT + t] = sb;                                                                   \
+    }
+#define RHS_UPDATE(vi)                                                                                 \
+    UNROLL                                                                                             \
+    for (int c = 0; c < RHS_COLS; ++c) {                                                               \
+        real vb = (real)0;                                                                             \
+        for (int u = 0; u < NT; ++u)                                                                   \
+            vb += part[(c + 1) * NT + u];                                                              \
+        vb *= tau;                                                                                     \
+        UNROLL                                                                                         \
+        for (int r = 0; r < RPT; ++r)                                                                  \
+            b[r][c] -= vb * vi[r];                                                                     \
     }
 #else
-#define APPLY_TO_RHS(j, v, vi)
+#define RHS_SHARES(vi)
+#define RHS_UPDATE(vi)
 #endif
 
 /* Steps j = RJ*NT .. RJ*NT+NT-1 of the reduction, whose pivot rows lie in row slot RJ of their
@@ -370,6 +373,7 @@ real dot_local(__local const real *x, __local const real *y)
                 dv[n - 1] = SUM4(pp[r]);                                                               \
         }                                                                                              \
         part[t] = share;                                                                               \
+        RHS_SHARES(vi)                                                                                 \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
         real ptv = (real)0; /* (tau/2) p^T v, summed in the same order by every work-item */           \
         for (int u = 0; u < NT; ++u)                                                                   \
@@ -391,7 +395,7 @@ real dot_local(__local const real *x, __local const real *y)
                     a[r][c + e] -= vi[r] * wc + wi[r] * v4[e];                                         \
             }                                                                                          \
         }                                                                                              \
-        APPLY_TO_RHS(j, v, vi);                                                                        \
+        RHS_UPDATE(vi)                                                                                 \
     }
 
 #ifdef SYTRD_SOLVE
@@ -421,18 +425,43 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
     const int cols = 0;
     const uint k = !active ? 0u : index ? index[slot] : slot;
 #endif
-    __local real *M = lds + (size_t)w * REG_LOCAL(n, cols);
+    __local real *M = lds + (size_t)w * REG_LOCAL(n);
     __local real *tauv = M + REFL_LOCAL(n), *dv = tauv + NMAX, *ev = dv + NMAX, *pv = ev + NMAX;
     __local real *part = pv + NMAX;
-    __local int *flag = (__local int *)(part + NT);
+    __local int *flag = (__local int *)(part + (1 + RHS_COLS) * NT);
     const uint nn = (uint)(n * n);
 
-    /* the lower triangle, mirrored, staged in the reflector area, then my rows into registers */
-    if (active)
-        for (int c = 0; c < n; ++c)
-            for (int i = t; i < n; i += NT)
-                M[c * NMAX + i] =
-                    A[offA + BATCH_INDEX(k, (uint)(i >= c ? c * n + i : i * n + c), nn, stride)];
+    /* the lower triangle, staged mirrored in the reflector area, then my rows into registers.
+     * Consecutive work-items read consecutive entries (coalesced, no transposed reads), and
+     * LOAD_BATCH loads are issued before their stores so that their latencies overlap; the odd
+     * staging stride ld puts the mirrored stores of consecutive entries in different banks. The
+     * entry of work-item t in a batch's load u is q = q0 + u NT + t, (i, c) = (q mod n, q / n). */
+    const int ld = n | 1;
+    if (active) {
+        int si = t % n, sc = t / n; /* (i, c) of my first entry; NT may exceed n (n < 4) */
+        const int step_c = NT / n, step_i = NT - step_c * n;
+        for (uint q0 = 0; q0 < nn; q0 += LOAD_BATCH * NT) {
+            real x[LOAD_BATCH];
+            UNROLL
+            for (int u = 0; u < LOAD_BATCH; ++u) {
+                const uint q = q0 + (uint)(u * NT + t);
+                x[u] = q < nn ? A[offA + BATCH_INDEX(k, q, nn, stride)] : (real)0;
+            }
+            UNROLL
+            for (int u = 0; u < LOAD_BATCH; ++u) {
+                if (sc < n && si >= sc) {
+                    M[sc * ld + si] = x[u];
+                    M[si * ld + sc] = x[u];
+                }
+                si += step_i;
+                sc += step_c;
+                if (si >= n) {
+                    si -= n;
+                    ++sc;
+                }
+            }
+        }
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     real a[RPT][NMAX];
     real amax = (real)0;
@@ -441,7 +470,7 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
         const int i = r * NT + t;
         UNROLL
         for (int c = 0; c < NMAX; ++c) {
-            const real x = (active && i < n && c < n) ? M[c * NMAX + i] : (real)0;
+            const real x = (active && i < n && c < n) ? M[c * ld + i] : (real)0;
             a[r][c] = x;
             amax = fmax(amax, fabs(x));
         }
@@ -464,14 +493,19 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
         }
     }
 #ifdef SYTRD_SOLVE
-    /* the right-hand sides, rows past n zero; h[0] and h[1] alternate between steps */
-    __local real *h = part + PARTS;
-    const int hsize = NMAX * cols, nb = n * nrhs;
-    for (int c = 0; c < cols; ++c)
-        for (int q = t; q < NMAX; q += NT)
-            h[c * NMAX + q] = (active && q < n) ? B[offB + BATCH_INDEX(k, (uint)((c0 + c) * n + q),
-                                                                       (uint)nb, stride)]
-                                                : (real)0;
+    /* my rows of the right-hand sides in registers, zero past n and past cols (the last launch
+     * may take fewer than RHS_COLS) */
+    const int nb = n * nrhs;
+    real b[RPT][RHS_COLS];
+    UNROLL
+    for (int r = 0; r < RPT; ++r) {
+        const int i = r * NT + t;
+        UNROLL
+        for (int c = 0; c < RHS_COLS; ++c)
+            b[r][c] = (active && i < n && c < cols)
+                          ? B[offB + BATCH_INDEX(k, (uint)((c0 + c) * n + i), (uint)nb, stride)]
+                          : (real)0;
+    }
 #endif
 
     REDUCTION_STEPS(0)
@@ -542,9 +576,8 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
             }
         }
     }
-    /* staged through local memory with an odd stride (conflict-free column stores), then
+    /* staged through local memory with the odd stride ld (conflict-free column stores), then
      * written with consecutive work-items on consecutive addresses */
-    const int ld = n | 1;
     barrier(CLK_LOCAL_MEM_FENCE);
     UNROLL
     for (int r = 0; r < RPT; ++r) {
@@ -564,14 +597,19 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
         }
 #else
     /* T z = Q^T b by PCR over NMAX equations (identity past n), a, b, c and h double-buffered */
+    __local real *h = part + PARTS;
+    const int hsize = NMAX * RHS_COLS;
     __local real *pa = h + 2 * hsize, *pb = pa + 2 * NMAX, *pc = pb + 2 * NMAX;
-    int hb = (n - 1) & 1; /* the buffer holding Q^T b */
+    int hb = 0; /* the buffer holding the current right-hand sides */
     UNROLL
     for (int r = 0; r < RPT; ++r) {
         const int q = r * NT + t;
         pa[q] = (q > 0 && q < n) ? ev[q - 1] * unscale : (real)0;
         pb[q] = q < n ? dv[q] * unscale : (real)1;
         pc[q] = q < n - 1 ? ev[q] * unscale : (real)0;
+        UNROLL
+        for (int c = 0; c < RHS_COLS; ++c)
+            h[c * NMAX + q] = b[r][c];
     }
     if (t == 0)
         *flag = NO_FAILURE;
@@ -617,31 +655,52 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
     if (bad != NO_FAILURE)
         atomic_min(flag, bad);
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* x = Q z = H_0 (H_1 (... H_{n-2} z)) */
-    for (int j = n - 2; j >= 0; --j) {
-        __local const real *v = M + j * NMAX;
-        const real tau = tauv[j];
-        __local const real *ih = h + hb * hsize;
-        __local real *oh = h + (hb ^ 1) * hsize;
-        for (int c = 0; c < cols; ++c) {
-            const real dot = tau * dot_local(v, ih + c * NMAX);
-            UNROLL
-            for (int r = 0; r < RPT; ++r)
-                oh[c * NMAX + r * NT + t] = ih[c * NMAX + r * NT + t] - dot * v[r * NT + t];
-        }
-        hb ^= 1;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
     const int fail = *flag;
-    if (active) {
-        if (t == 0)
-            info[offInfo + k] = fail == NO_FAILURE ? 0 : fail;
+    if (active && t == 0)
+        info[offInfo + k] = fail == NO_FAILURE ? 0 : fail;
+    /* x = Q z = H_0 (H_1 (... H_{n-2} z)): a column of z a work-item, held whole in registers,
+     * every reflector read as broadcasts: no barrier (v vanishes above row j+1, so the full-length
+     * products are exact) */
+    for (int c = t; c < cols; c += NT) {
+        __local const real *zc = h + hb * hsize + c * NMAX;
+        real z[NMAX];
+        UNROLL
+        for (int q = 0; q < NMAX; q += 4)
+            LOAD4((z + q), zc, q);
+        for (int j = n - 2; j >= 0; --j) {
+            __local const real *v = M + j * NMAX;
+            real d4[4] = {0, 0, 0, 0};
+            UNROLL
+            for (int q = 0; q < NMAX; q += 4) {
+                real v4[4];
+                LOAD4(v4, v, q);
+                UNROLL
+                for (int e = 0; e < 4; ++e)
+                    d4[e] += v4[e] * z[q + e];
+            }
+            const real d = tauv[j] * SUM4(d4);
+            UNROLL
+            for (int q = 0; q < NMAX; q += 4) {
+                real v4[4];
+                LOAD4(v4, v, q);
+                UNROLL
+                for (int e = 0; e < 4; ++e)
+                    z[q + e] -= d * v4[e];
+            }
+        }
+        if (active && fail == NO_FAILURE) {
+            UNROLL
+            for (int q = 0; q < NMAX; ++q)
+                if (q < n)
+                    X[offX + BATCH_INDEX(k, (uint)((c0 + c) * n + q), (uint)nb, stride)] = z[q];
+        }
+    }
+    if (active && fail != NO_FAILURE)
         for (int c = 0; c < cols; ++c)
             for (int q = t; q < n; q += NT) {
                 const ulong at = BATCH_INDEX(k, (uint)((c0 + c) * n + q), (uint)nb, stride);
-                X[offX + at] = fail == NO_FAILURE ? h[hb * hsize + c * NMAX + q] : B[offB + at];
+                X[offX + at] = B[offB + at];
             }
-    }
 #endif
 }
 

@@ -32,19 +32,20 @@ static size_t sytrd_local(int n, size_t es)
 }
 
 /* Local memory of one matrix in the rows-in-registers kernels (cl/sytrd.cl, SYTRD_REG): the
- * reflector columns, tau, d, e, p, the partial maxima and a flag; the fused solve adds two
- * buffers of `cols` right-hand sides and the PCR's arrays. As REG_LOCAL there. */
+ * reflector columns, tau, d, e, p, the work-items' shares of p^T v and of v^T b for `cols`
+ * right-hand sides, and a flag; the fused solve adds two buffers of `cols` right-hand sides and
+ * the PCR's arrays. As REG_LOCAL there. */
 static size_t sytrd_reg_local(int n, int nmax, int nt, int cols, int solve, size_t es)
 {
     const size_t refl = ((size_t)n * (size_t)(n == nmax ? nmax + 1 : nmax) + 3) / 4 * 4;
-    size_t r = refl + 4 * (size_t)nmax + ((size_t)nt + 3) / 4 * 4 + 4;
+    size_t r = refl + 4 * (size_t)nmax + ((size_t)(1 + cols) * (size_t)nt + 3) / 4 * 4 + 4;
     if (solve)
         r += 2 * (size_t)nmax * (size_t)cols + 6 * (size_t)nmax;
     return r * es;
 }
 
 /* The right-hand sides one launch of the fused Householder + PCR solve takes at most: each step
- * of the reduction applies its reflector to all of them, kept in local memory. */
+ * of the reduction applies its reflector to all of them, a work-item's rows held in registers. */
 #define FUSED_MAX_COLS 8
 
 /* Columns of Z the back-transformation stages in local memory at a time (-DBACK_COLS) */
@@ -204,8 +205,9 @@ static bcl_status make_reg_plans(bcl_context *ctx, const char *fn, int dbl, int 
     bcl_status s = make_kplan(ctx, fn, "sytrd.cl", "sytrd", variant, dbl, layout, nt, 1,
                               sytrd_reg_local(n, nmax, nt, 0, 0, es), target, &sp->sytrd);
     if (s == BCL_SUCCESS && (need & NEED_SOLVE)) {
-        char solve_variant[112];
-        snprintf(solve_variant, sizeof solve_variant, "%s -DSYTRD_SOLVE", variant);
+        char solve_variant[sizeof variant + 40];
+        snprintf(solve_variant, sizeof solve_variant, "%s -DSYTRD_SOLVE -DRHS_COLS=%d", variant,
+                 cols);
         s = make_kplan(ctx, fn, "sytrd.cl", "sytrd_solve", solve_variant, dbl, layout, nt, 1,
                        sytrd_reg_local(n, nmax, nt, cols, 1, es), target, &sp->fused);
         sp->fused_cols = cols;
