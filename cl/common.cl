@@ -27,6 +27,17 @@ typedef REAL_T real;
 
 
 
+/* Before a loop over a private array: unrolled, every index is a compile-time constant and GPUs
+ * keep the array in registers. UNROLL_TUNED unrolls only with -DBCL_UNROLL, the tuning choice of
+ * the kernels where it is one (ldlt, tridiag): CPU compilers keep arrays in memory either way and
+ * compile rolled loops much faster. */
+#define UNROLL _Pragma("unroll")
+#ifdef BCL_UNROLL
+#define UNROLL_TUNED _Pragma("unroll")
+#else
+#define UNROLL_TUNED
+#endif
+
 /* Position of element e of problem k in a global batch array whose problems hold `per` elements. */
 #ifdef BCL_INTERLEAVED
 #define BATCH_INDEX(k, e, per, stride) ((ulong)(e) * (ulong)(stride) + (ulong)(k))

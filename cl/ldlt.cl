@@ -235,13 +235,6 @@ __kernel void ldlt_simd(__global const real *A, ulong offA, __global const real 
 #define ROWS 1
 #endif
 #define NSTAR ((NMAX + ROWS - 1) / ROWS)
-/* GPUs need the loops over a row unrolled (-DBCL_UNROLL) so the row stays in registers; CPU
- * compilers keep arrays in memory either way and compile the rolled loops much faster. */
-#ifdef BCL_UNROLL
-#define UNROLL _Pragma("unroll")
-#else
-#define UNROLL
-#endif
 #ifdef NEXACT
 #define NN NMAX /* lets the compiler drop the size guards */
 #else
@@ -287,16 +280,16 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
      * branch, which makes these kernels take minutes to compile. Work that does not apply (steps
      * past n, a mode bit not set) is masked instead. */
     int row[ROWS];
-    UNROLL
+    UNROLL_TUNED
     for (int r = 0; r < ROWS; ++r)
         row[r] = t + r * NSTAR;
 
     real a[ROWS][NMAX];
     if (factor) {
-        UNROLL
+        UNROLL_TUNED
         for (int r = 0; r < ROWS; ++r) {
             const bool live = active && row[r] < NN;
-            UNROLL
+            UNROLL_TUNED
             for (int k = 0; k < BLOCK_END(r); ++k)
                 a[r][k] = (live && k <= row[r])
                               ? A[offA + BATCH_INDEX(prob, (uint)(k * NN + row[r]), nn, stride)]
@@ -311,10 +304,10 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (!factor) {
-        UNROLL
+        UNROLL_TUNED
         for (int r = 0; r < ROWS; ++r) {
             const bool live = active && row[r] < NN;
-            UNROLL
+            UNROLL_TUNED
             for (int k = 0; k < BLOCK_END(r); ++k)
                 a[r][k] = (live && k <= row[r]) ? tri[ROW_START(row[r]) + k] : (real)0;
         }
@@ -322,11 +315,11 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
 
     /* Right-looking elimination: step j broadcasts column j; each work-item updates its rows. */
     int fail = 0;
-    UNROLL
+    UNROLL_TUNED
     for (int j = 0; j < NMAX; ++j) {
         __local real *buf = col + (j & 1) * NMAX4;
         if (factor) {
-            UNROLL
+            UNROLL_TUNED
             for (int r = 0; r < ROWS; ++r)
                 if (BLOCK_END(r) > j && row[r] >= j && row[r] < NN)
                     buf[row[r]] = a[r][j];
@@ -339,15 +332,15 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
             /* after a failure the multipliers are 0: the values stay finite and unused */
             const real dinv = fail ? (real)0 : (real)1 / d;
             real l[ROWS];
-            UNROLL
+            UNROLL_TUNED
             for (int r = 0; r < ROWS; ++r)
                 l[r] = (BLOCK_END(r) > j + 1 && row[r] > j && row[r] < NN) ? a[r][j] * dinv : (real)0;
 #if defined(BCL_UNROLL) && !defined(LDLT_SCALAR_BCAST)
             /* one 16-byte broadcast read feeds 4 columns of every row held */
-            UNROLL
+            UNROLL_TUNED
             for (int k4 = (j + 1) / 4; k4 < NMAX4 / 4; ++k4) {
                 const VEC4 v = ((__local VEC4 *)buf)[k4];
-                UNROLL
+                UNROLL_TUNED
                 for (int r = 0; r < ROWS; ++r) {
 #define LDLT_UPDATE(k, val) \
     if ((k) > j && (k) < BLOCK_END(r)) a[r][k] -= l[r] * (val);
@@ -359,25 +352,25 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
                 }
             }
 #else
-            UNROLL
+            UNROLL_TUNED
             for (int r = 0; r < ROWS; ++r) {
-                UNROLL
+                UNROLL_TUNED
                 for (int k = j + 1; k < BLOCK_END(r); ++k)
                     if (k < NN)
                         a[r][k] -= l[r] * buf[k];
             }
 #endif
-            UNROLL
+            UNROLL_TUNED
             for (int r = 0; r < ROWS; ++r)
                 if (BLOCK_END(r) > j + 1 && row[r] > j && row[r] < NN)
                     a[r][j] = l[r];
         }
     }
     if (factor) {
-        UNROLL
+        UNROLL_TUNED
         for (int r = 0; r < ROWS; ++r)
             if (active && row[r] < NN) {
-                UNROLL
+                UNROLL_TUNED
                 for (int k = 0; k < BLOCK_END(r); ++k)
                     if (k <= row[r])
                         tri[ROW_START(row[r]) + k] = a[r][k];
@@ -396,7 +389,7 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
     }
 
     real dg[ROWS];
-    UNROLL
+    UNROLL_TUNED
     for (int r = 0; r < ROWS; ++r)
         dg[r] = (active && row[r] < NN) ? tri[ROW_START(row[r]) + row[r]] : (real)1;
 
@@ -404,7 +397,7 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
     const int nsolve = (mode & LDLT_SOLVE) ? nrhs : 0;
     for (int c = 0; c < nsolve; ++c) {
         real y[ROWS];
-        UNROLL
+        UNROLL_TUNED
         for (int r = 0; r < ROWS; ++r)
             y[r] = (active && row[r] < NN)
                        ? B[offB + BATCH_INDEX(prob, (uint)(c * NN + row[r]), nb, stride)]
@@ -412,37 +405,37 @@ __kernel void ldlt_coop(__global const real *A, ulong offA, __global const real 
         barrier(CLK_LOCAL_MEM_FENCE); /* col and vec are free again */
         /* L z = b: step j broadcasts z_j (row j is block j / NSTAR of work-item j % NSTAR), the
          * rows below subtract L(i,j) z_j with L(i,j) in registers */
-        UNROLL
+        UNROLL_TUNED
         for (int j = 0; j < NMAX; ++j) {
             if (t == j % NSTAR)
                 col[j] = y[j / NSTAR];
             barrier(CLK_LOCAL_MEM_FENCE);
             if (j < NN) {
                 const real zj = col[j];
-                UNROLL
+                UNROLL_TUNED
                 for (int r = 0; r < ROWS; ++r)
                     if (BLOCK_END(r) > j + 1 && row[r] > j)
                         y[r] -= a[r][j] * zj;
             }
         }
-        UNROLL
+        UNROLL_TUNED
         for (int r = 0; r < ROWS; ++r)
             y[r] /= dg[r];
         /* L^T x = z: step i broadcasts x_i, the rows above subtract L(i,k) x_i (row i in local) */
-        UNROLL
+        UNROLL_TUNED
         for (int i = NMAX - 1; i >= 0; --i) {
             if (t == i % NSTAR)
                 vec[i] = y[i / NSTAR];
             barrier(CLK_LOCAL_MEM_FENCE);
             if (i < NN) {
                 const real xi = vec[i];
-                UNROLL
+                UNROLL_TUNED
                 for (int r = 0; r < ROWS; ++r)
                     if (r * NSTAR < i && row[r] < i)
                         y[r] -= tri[ROW_START(i) + row[r]] * xi;
             }
         }
-        UNROLL
+        UNROLL_TUNED
         for (int r = 0; r < ROWS; ++r)
             if (active && row[r] < NN) {
                 const ulong at = BATCH_INDEX(prob, (uint)(c * NN + row[r]), nb, stride);

@@ -26,7 +26,6 @@
 #define NT 64
 #endif
 #define MAX_ITER 128
-#define UNROLL _Pragma("unroll")
 
 #define ZG(i, j) Z[offZ + BATCH_INDEX(prob, (uint)((j) * n + (i)), nn, stride)]
 #define SG(i, j) S[offS + BATCH_INDEX(prob, (uint)((j) * n + (i)), nn, stride)]

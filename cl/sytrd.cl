@@ -248,7 +248,6 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
 #endif
 #define RPT ((NMAX + NT - 1) / NT) /* rows per work-item; the host keeps NT a power of two <= NMAX,
                                      * NMAX >= 4 */
-#define UNROLL _Pragma("unroll")
 #if RPT > 8
 #error "sytrd: at most 8 rows a work-item (the host keeps NT >= NMAX / 8)"
 #endif

@@ -99,11 +99,6 @@ __kernel void tridiag_simd(__global const real *L, ulong offL, __global const re
 #ifndef ROWS
 #define ROWS 1
 #endif
-#ifdef BCL_UNROLL
-#define UNROLL _Pragma("unroll")
-#else
-#define UNROLL
-#endif
 /* Record row (0-based) as failed when the pivot is not usable. */
 #define CHECK_PIVOT(x, row) \
     if (!PIVOT_OK(x))       \
@@ -139,7 +134,7 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
          * the offsets multiples of 4), so a group lies wholly inside or outside the system */
         {
             const ulong base = (ulong)k * (ulong)m + (ulong)row0;
-            UNROLL
+            UNROLL_TUNED
             for (int g = 0; g < ROWS / 4; ++g) {
                 const bool live = active && row0 + 4 * g < m;
                 const VEC4 va = live ? *(__global const VEC4 *)(L + offL + base + 4 * g) : (VEC4)0;
@@ -153,13 +148,13 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
             }
             if (row0 == 0)
                 a[0] = (real)0; /* dl[0] is ignored */
-            UNROLL
+            UNROLL_TUNED
             for (int r = 0; r < ROWS; ++r)
                 if (row0 + r == m - 1)
                     cc[r] = (real)0; /* du[m-1] is ignored */
         }
 #else
-        UNROLL
+        UNROLL_TUNED
         for (int r = 0; r < ROWS; ++r) {
             const int i = row0 + r;
             const bool live = active && i < m;
@@ -171,7 +166,7 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
 #endif
 #if ROWS >= 3
         /* forward: rows 1..ROWS-1 become a[r] x_first + b[r] x_r + cc[r] x_{r+1} = h[r] */
-        UNROLL
+        UNROLL_TUNED
         for (int r = 2; r < ROWS; ++r) {
             CHECK_PIVOT(b[r - 1], row0 + r - 1)
             const real f = a[r] / b[r - 1];
@@ -180,7 +175,7 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
             h[r] = h[r] - f * h[r - 1];
         }
         /* backward: rows ROWS-2..1 become a[r] x_first + b[r] x_r + cc[r] x_last = h[r] */
-        UNROLL
+        UNROLL_TUNED
         for (int r = ROWS - 3; r >= 1; --r) {
             CHECK_PIVOT(b[r + 1], row0 + r + 1)
             const real f = cc[r] / b[r + 1];
@@ -197,7 +192,7 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
             h[0] = h[0] - f * h[1];
         }
         /* interior rows divided by their pivot: three values a row stay live through the PCR */
-        UNROLL
+        UNROLL_TUNED
         for (int r = 1; r < ROWS - 1; ++r) {
             CHECK_PIVOT(b[r], row0 + r)
             const real inv = (real)1 / b[r];
@@ -264,11 +259,11 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
             h[ROWS - 1] = rh[2 * t + 1] / rb[2 * t + 1];
         }
 #if ROWS >= 3
-        UNROLL
+        UNROLL_TUNED
         for (int r = 1; r < ROWS - 1; ++r) /* rows normalized above: b[r] = 1 */
             h[r] = h[r] - a[r] * h[0] - cc[r] * h[ROWS - 1];
 #endif
-        UNROLL
+        UNROLL_TUNED
         for (int r = 0; r < ROWS; ++r)
             if (row0 + r < m && !isfinite(h[r]))
                 bad = min(bad, row0 + r + 1);
@@ -277,13 +272,13 @@ __kernel void tridiag_pcr(__global const real *L, ulong offL, __global const rea
         barrier(CLK_LOCAL_MEM_FENCE);
         const bool ok = first_bad[s] == NO_FAILURE;
 #if defined(VEC4_ROWS) && ROWS % 4 == 0 && !defined(SYMMETRIC) && !defined(BCL_INTERLEAVED)
-        UNROLL
+        UNROLL_TUNED
         for (int g = 0; g < ROWS / 4; ++g)
             if (active && ok && row0 + 4 * g < m)
                 *(__global VEC4 *)(B + RHS(k, c, row0 + 4 * g)) =
                     (VEC4)(h[4 * g], h[4 * g + 1], h[4 * g + 2], h[4 * g + 3]);
 #else
-        UNROLL
+        UNROLL_TUNED
         for (int r = 0; r < ROWS; ++r) {
             const int i = row0 + r;
             if (active && ok && i < m)
