@@ -739,35 +739,58 @@ __kernel void sytrd_apply(__global const real *Q, ulong offQ, __global real *X, 
 }
 
 /* The scaled residual max_c ||A x_c - b_c||_inf / (||A||_inf ||x_c||_inf n eps) of every problem
- * (A symmetric, its lower triangle read), in the working precision; one work-item per problem. */
+ * (A symmetric, its lower triangle read), in the working precision; NaN when any term is NaN.
+ * NT work-items a problem, each on rows t, t + NT, ...: row i of A is A(i, j) = A[j n + i] for
+ * j <= i, where consecutive rows are consecutive in memory (coalesced), and A[i n + j] past the
+ * diagonal, from lines the first part brought into the cache. The maxima over rows meet in local
+ * memory (2 NT reals a problem), a barrier pair a right-hand side. */
+#define MAX_NAN(a, b) ((a) != (a) || (a) >= (b) ? (a) : (b)) /* NaN wins */
 __kernel void residual(__global const real *A, ulong offA, __global const real *B, ulong offB,
                        __global const real *X, ulong offX, __global real *resid, ulong offR,
-                       int n, int nrhs, uint count, ulong stride)
+                       int n, int nrhs, uint count, ulong stride, __local real *lds)
 {
-    const uint k = (uint)get_global_id(0);
-    if (k >= count)
-        return; /* no barrier in this kernel */
-    const uint nn = (uint)(n * n), nb = (uint)(n * nrhs);
+    const int lid = (int)get_local_id(0);
+    const int w = lid / NT, t = lid - w * NT;
+    const uint slot = (uint)get_group_id(0) * (uint)(get_local_size(0) / NT) + (uint)w;
+    const bool active = slot < count;
+    const uint k = active ? slot : 0u, nn = (uint)(n * n), nb = (uint)(n * nrhs);
     const real eps = (real)(sizeof(real) == 8 ? 0x1p-53 : 0x1p-24);
-    real amax = (real)0, worst = (real)0;
-    for (int i = 0; i < n; ++i) {
-        real arow = (real)0;
+    __local real *red = lds + (size_t)w * 2 * NT;
+    real anorm = (real)0; /* ||A||_inf: the largest row sum, mine then the problem's */
+    for (int i = t; active && i < n; i += NT) {
+        real row = (real)0;
         for (int j = 0; j < n; ++j)
-            arow += fabs(A[offA + BATCH_INDEX(k, (uint)(i >= j ? j * n + i : i * n + j), nn, stride)]);
-        amax = fmax(amax, arow);
+            row += fabs(A[offA + BATCH_INDEX(k, (uint)(j <= i ? j * n + i : i * n + j), nn, stride)]);
+        anorm = MAX_NAN(anorm, row);
     }
+    red[t] = anorm;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    anorm = (real)0;
+    for (int u = 0; u < NT; ++u)
+        anorm = MAX_NAN(anorm, red[u]);
+    real worst = (real)0;
     for (int c = 0; c < nrhs; ++c) {
         real rmax = (real)0, xmax = (real)0;
-        for (int i = 0; i < n; ++i) {
+        for (int i = t; active && i < n; i += NT) {
             real r = -B[offB + BATCH_INDEX(k, (uint)(c * n + i), nb, stride)];
             for (int j = 0; j < n; ++j)
-                r += A[offA + BATCH_INDEX(k, (uint)(i >= j ? j * n + i : i * n + j), nn, stride)] *
+                r += A[offA + BATCH_INDEX(k, (uint)(j <= i ? j * n + i : i * n + j), nn, stride)] *
                      X[offX + BATCH_INDEX(k, (uint)(c * n + j), nb, stride)];
-            rmax = fmax(rmax, fabs(r));
-            xmax = fmax(xmax, fabs(X[offX + BATCH_INDEX(k, (uint)(c * n + i), nb, stride)]));
+            rmax = MAX_NAN(rmax, fabs(r));
+            xmax = MAX_NAN(xmax, fabs(X[offX + BATCH_INDEX(k, (uint)(c * n + i), nb, stride)]));
         }
-        const real scaled = rmax == (real)0 ? (real)0 : rmax / (amax * xmax * (real)n * eps);
-        worst = (isnan(scaled) || isnan(worst)) ? (real)NAN : fmax(worst, scaled);
+        barrier(CLK_LOCAL_MEM_FENCE); /* the previous column's maxima are read */
+        red[t] = rmax;
+        red[NT + t] = xmax;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        rmax = xmax = (real)0;
+        for (int u = 0; u < NT; ++u) {
+            rmax = MAX_NAN(rmax, red[u]);
+            xmax = MAX_NAN(xmax, red[NT + u]);
+        }
+        const real scaled = rmax == (real)0 ? (real)0 : rmax / (anorm * xmax * (real)n * eps);
+        worst = MAX_NAN(worst, scaled);
     }
-    resid[offR + k] = worst;
+    if (active && t == 0)
+        resid[offR + k] = worst;
 }

@@ -271,8 +271,10 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
             return s;
     }
     if (need & (NEED_RESID | NEED_APPLY)) {
-        s = make_kplan(ctx, fn, "sytrd.cl", "residual", "-DNT=1", dbl, layout, 1, 1, 0,
-                       ctx->dev.is_gpu ? 64 : 8, &sp->resid);
+        /* GPUs: a work-item a row (up to 64 a problem); CPUs: one a problem, 8 problems a group */
+        snprintf(variant, sizeof variant, "-DNT=%d", nt_rows);
+        s = make_kplan(ctx, fn, "sytrd.cl", "residual", variant, dbl, layout, nt_rows, 1,
+                       2 * (size_t)nt_rows * es, ctx->dev.is_gpu ? 128 : 8, &sp->resid);
         if (s != BCL_SUCCESS)
             return s;
     }
