@@ -252,6 +252,11 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
 #error "sytrd: at most 8 rows a work-item (the host keeps NT >= NMAX / 8)"
 #endif
 
+#ifdef BCL_DOUBLE
+#define REAL_WORDS 2 /* 32-bit registers a real takes */
+#else
+#define REAL_WORDS 1
+#endif
 /* right-hand sides a launch of sytrd_solve (the host's -DRHS_COLS), held in registers */
 #ifndef SYTRD_SOLVE
 #undef RHS_COLS
@@ -661,11 +666,16 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
      * every reflector read as broadcasts: no barrier (v vanishes above row j+1, so the full-length
      * products are exact) */
     for (int c = t; c < cols; c += NT) {
-        __local const real *zc = h + hb * hsize + c * NMAX;
-        real z[NMAX];
+        __local real *zc = h + hb * hsize + c * NMAX;
+#if NMAX * REAL_WORDS <= 64 /* z in registers */
+        real zr[NMAX];
         UNROLL
         for (int q = 0; q < NMAX; q += 4)
-            LOAD4((z + q), zc, q);
+            LOAD4((zr + q), zc, q);
+#define Z(q) zr[q]
+#else /* a larger z would spill: updated in place in local memory, which only I touch */
+#define Z(q) zc[q]
+#endif
         for (int j = n - 2; j >= 0; --j) {
             __local const real *v = M + j * NMAX;
             real d4[4] = {0, 0, 0, 0};
@@ -675,7 +685,7 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
                 LOAD4(v4, v, q);
                 UNROLL
                 for (int e = 0; e < 4; ++e)
-                    d4[e] += v4[e] * z[q + e];
+                    d4[e] += v4[e] * Z(q + e);
             }
             const real d = tauv[j] * SUM4(d4);
             UNROLL
@@ -684,15 +694,16 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
                 LOAD4(v4, v, q);
                 UNROLL
                 for (int e = 0; e < 4; ++e)
-                    z[q + e] -= d * v4[e];
+                    Z(q + e) -= d * v4[e];
             }
         }
         if (active && fail == NO_FAILURE) {
             UNROLL
             for (int q = 0; q < NMAX; ++q)
                 if (q < n)
-                    X[offX + BATCH_INDEX(k, (uint)((c0 + c) * n + q), (uint)nb, stride)] = z[q];
+                    X[offX + BATCH_INDEX(k, (uint)((c0 + c) * n + q), (uint)nb, stride)] = Z(q);
         }
+#undef Z
     }
     if (active && fail != NO_FAILURE)
         for (int c = 0; c < cols; ++c)
