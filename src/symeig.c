@@ -150,6 +150,7 @@ typedef struct {
     kplan sytrd, apply, resid, stedc, back, solve;
     kplan fused;    /* sytrd_solve, when the rows-in-registers kernels are used (fused.k set) */
     int fused_cols; /* right-hand sides per launch of it */
+    int stedc_zrow_reg; /* stedc merges Z in registers and leaves its scratch S unused */
     double threshold, auto_residual;
 } sym_plans;
 
@@ -283,6 +284,7 @@ static bcl_status make_plans(bcl_context *ctx, const char *fn, int dbl, int n, b
         /* the merge's row of Z in registers where it fits 64 32-bit registers (GPUs) */
         const int zrow_reg = ctx->dev.is_gpu && nt * (dbl ? 2 : 1) <= 64;
         snprintf(variant, sizeof variant, "-DNT=%d%s", nt, zrow_reg ? " -DZROW_REG" : "");
+        sp->stedc_zrow_reg = zrow_reg;
         s = make_kplan(ctx, fn, "stedc.cl", "stedc", variant, dbl, layout, nt, 1,
                        stedc_local(n, es), ctx->dev.is_gpu ? 64 : (size_t)nt, &sp->stedc);
         /* rows of Q in registers on GPUs up to NT = 128; beyond that (and on CPUs) the private
@@ -689,7 +691,7 @@ static bcl_status eig_enqueue(bcl_context *ctx, void *user, cl_command_queue q, 
         b.e = in[1];
         b.w = out[0];
         b.Z = out[1];
-        b.S = scratch[0];
+        b.S = j->sp->stedc_zrow_reg ? NO_MEM : scratch[0];
         s = enq_eigen(ctx, q, j->sp, &b, NO_MEM, count, out[2], 0, 0);
     } else { /* A -> w, V (= S), info */
         b.A = in[0];
@@ -782,7 +784,8 @@ static bcl_status eig_host(bcl_context *ctx, const char *fn, int dbl, int what, 
         job.out[job.n_out++] = (bcl_stream_out){d, (size_t)n * es, 0};
         job.out[job.n_out++] = (bcl_stream_out){V, nn * es, -1};
         job.out[job.n_out++] = (bcl_stream_out){info, sizeof(int), -1};
-        job.scratch[job.n_scratch++] = nn * es;
+        if (!sp.stedc_zrow_reg) /* the merges' product scratch S */
+            job.scratch[job.n_scratch++] = nn * es;
     } else {
         job.in[job.n_in++] = (bcl_stream_in){A, nn * es};
         job.out[job.n_out++] = (bcl_stream_out){W, (size_t)n * es, -1};
