@@ -662,8 +662,8 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
     const int fail = *flag;
     if (active && t == 0)
         info[offInfo + k] = fail == NO_FAILURE ? 0 : fail;
-    /* x = Q z = H_0 (H_1 (... H_{n-2} z)): a column of z a work-item, held whole in registers,
-     * every reflector read as broadcasts: no barrier (v vanishes above row j+1, so the full-length
+    /* x = Q z = H_0 (H_1 (... H_{n-2} z)): a column of z a work-item, held whole (below), every
+     * reflector read as broadcasts: no barrier (v vanishes above row j+1, so the full-length
      * products are exact) */
     for (int c = t; c < cols; c += NT) {
         __local real *zc = h + hb * hsize + c * NMAX;
