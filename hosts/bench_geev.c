@@ -110,8 +110,10 @@ static int make_variants(const bench_geev_options *o, int n, int W, variant *v)
     const int def_p[] = {1, 2, 4, 8, 16, 32, 64};
     const int *plist = o->p_count ? o->p_list : def_p;
     const int pcount = o->p_count ? o->p_count : 7;
-    for (int mwb = 0; mwb < 2; ++mwb)
-        for (int pi = 0; (all || !strcmp(o->mappings, mwb ? "mwb" : "swb")) && pi < pcount && count < 30; ++pi) {
+    for (int mwb = 0; mwb < 2; ++mwb) {
+        if (!all && strcmp(o->mappings, mwb ? "mwb" : "swb"))
+            continue; /* --mapping swb or mwb: that family only */
+        for (int pi = 0; pi < pcount && count < 30; ++pi) {
             const int p = plist[pi];
             if (p < 1 || (!o->p_count && p > n * 2) || (!mwb && p > W))
                 continue;
@@ -120,6 +122,7 @@ static int make_variants(const bench_geev_options *o, int n, int W, variant *v)
             snprintf(x.label, sizeof x.label, "%s p=%d", mwb ? "MWB" : "SWB", p);
             v[count++] = x;
         }
+    }
     return count;
 }
 
