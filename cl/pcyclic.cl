@@ -1,4 +1,6 @@
-/* Batched inversion of small block p-cyclic matrices (n <= NMAX, the host checks p <= 64), one
+/* Block p-cyclic inversion, BSOFI of Gogolenko, Bai & Scalettar: method 2 here (without -DQR_NB),
+ * the kernels of method 3 below (with it).
+ * Method 2, batched inversion of small block p-cyclic matrices (n <= NMAX, the host checks p <= 64), one
  * work-group of WG work-items per problem: BSOFI of Gogolenko, Bai & Scalettar
  * (block-p-cyclic-inversion-bsofi-gogolenko-bai-scalettar.txt) with every phase in one kernel.
  *  1. BSOF: Householder QR of the 2n x n panel [At_k; B_k] in local memory, Q^(k) formed
@@ -9,6 +11,8 @@
  * Block indices are 0-based; block (r, c) of the column-major N x N H^-1 starts at c*n*N + r*n.
  * Barriers sit only in loops whose trip counts are the same for the whole work-group (PoCL).
  * Build options: -DNMAX (largest n), -DWG (work-items per group), -DBCL_DOUBLE. */
+
+#ifndef QR_NB /* method 2: the batched kernel; method 3 (below) builds with -DQR_NB */
 
 #ifndef NMAX
 #define NMAX 32
@@ -271,3 +275,420 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
         info[offInfo + g] = failed;
 #undef XAT
 }
+
+#endif /* method 2 */
+
+#ifdef QR_NB
+/* ---- method 3: BSOF with the panels on the device, for one large problem at a time ----
+ * Blocked Householder QR (LAPACK dgeqrt's compact WY form, Q = I - V T V^T per block of QR_NB
+ * columns) of the 2n x n panels: qr_panel factors one block column in one work-group (its
+ * reflectors, the block's T), qr_apply applies a block reflector to the columns to its right (and
+ * builds the explicit Q^(k) from the identity). R_kk^-1 by tri_inverse; the host enqueues the
+ * GEMMs (clBLAST) between them. Options: -DQR_NB (block width), -DQR_WG (work-items per group of
+ * qr_apply, a multiple of QR_NB and of 32), -DPANEL_WG (of qr_panel, a multiple of QR_NB and at
+ * most 32 QR_NB), -DBCL_DOUBLE. Matrices are column-major with explicit leading
+ * dimensions; V is stored explicitly (zeros above the diagonal, ones on it). */
+
+#define QR_RL (PANEL_WG / QR_NB) /* qr_panel: work-items sharing one column (its row lanes) */
+#define QR_CT (QR_WG / QR_NB) /* qr_apply: columns of C per work-group */
+#define QR_RCH 32             /* qr_apply: rows staged per step */
+
+/* A column's norm by Blue's algorithm with LAPACK 3.10 dnrm2's constants: squares summed in three
+ * ranges (entries below TSML scaled up by SSML, above TBIG scaled down by SBIG, the rest as they
+ * are), so that nothing overflows or underflows, and no division (an fp64 division is a long
+ * serial sequence on GPUs; these sums sit on the panel's critical path). */
+#ifdef BCL_DOUBLE
+#define BLUE_TSML 0x1p-511
+#define BLUE_TBIG 0x1p486
+#define BLUE_SSML 0x1p537
+#define BLUE_SBIG 0x1p-538
+#else
+#define BLUE_TSML 0x1p-63f
+#define BLUE_TBIG 0x1p52f
+#define BLUE_SSML 0x1p75f
+#define BLUE_SBIG 0x1p-76f
+#endif
+
+static void blue_add(real x, real *sml, real *med, real *big)
+{
+    const real ax = fabs(x);
+    if (ax > BLUE_TBIG)
+        *big += (ax * BLUE_SBIG) * (ax * BLUE_SBIG);
+    else if (ax < BLUE_TSML)
+        *sml += (ax * BLUE_SSML) * (ax * BLUE_SSML);
+    else
+        *med += ax * ax;
+}
+
+static real blue_norm(real sml, real med, real big)
+{
+    if (big > 0) {
+        if (med > 0 || isnan(med))
+            big += (med * BLUE_SBIG) * BLUE_SBIG;
+        return sqrt(big) / BLUE_SBIG;
+    }
+    if (sml > 0) {
+        if (med > 0 || isnan(med)) {
+            const real a = sqrt(med), b = sqrt(sml) / BLUE_SSML;
+            const real lo = a < b ? a : b, hi = a < b ? b : a;
+            return hi * sqrt(1 + (lo / hi) * (lo / hi));
+        }
+        return sqrt(sml) / BLUE_SSML;
+    }
+    return sqrt(med);
+}
+
+/* Factor columns j0 .. j0+nbk-1 of P over rows j0 .. m-1 (nbk <= QR_NB): the reflectors v (LAPACK
+ * dlarfg: beta = -sign(alpha) ||(alpha, x)||, tau = (beta - alpha) / beta, v = x / (alpha - beta))
+ * below the diagonal of P and, explicitly, in V; beta on the diagonal; the block's T (QR_NB x
+ * QR_NB, zero outside the nbk x nbk upper triangle) into T. Column norms by blue_add/blue_norm. */
+__kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
+void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,
+              ulong offV, int ldv, __global real *T, ulong offT)
+{
+    __local real part_sml[PANEL_WG], part_med[PANEL_WG], part_big[PANEL_WG];
+    __local real red_sml[32], red_med[32], red_big[32];
+    __local real dots[QR_NB];
+    __local real tl[QR_NB * QR_NB];
+    const int lid = (int)get_local_id(0);
+    const int lane = lid % QR_RL, slot = lid / QR_RL;
+    P += offP;
+    V += offV;
+    for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)
+        tl[e] = 0;
+    for (int j = 0; j < nbk; ++j) {
+        const int col = j0 + j;
+        __global real *pc = P + (size_t)col * ldp;
+        __global real *vc = V + (size_t)col * ldv;
+        const real alpha = pc[col]; /* read before the barriers: the diagonal is rewritten below */
+        real sml = 0, med = 0, big = 0;
+        for (int r = col + 1 + lid; r < m; r += PANEL_WG)
+            blue_add(pc[r], &sml, &med, &big);
+        part_sml[lid] = sml;
+        part_med[lid] = med;
+        part_big[lid] = big;
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (lid < 32) {
+            sml = med = big = 0;
+            for (int i = lid; i < PANEL_WG; i += 32) {
+                sml += part_sml[i];
+                med += part_med[i];
+                big += part_big[i];
+            }
+            red_sml[lid] = sml;
+            red_med[lid] = med;
+            red_big[lid] = big;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        sml = med = big = 0; /* every work-item sums the 32 the same way */
+        for (int i = 0; i < 32; ++i) {
+            sml += red_sml[i];
+            med += red_med[i];
+            big += red_big[i];
+        }
+        const real xnorm = blue_norm(sml, med, big);
+        real beta = alpha, tau = 0, scal = 1; /* x = 0: H = I (LAPACK's tau = 0) */
+        if (xnorm > 0) {
+            beta = -copysign(hypot(alpha, xnorm), alpha);
+            tau = (beta - alpha) / beta;
+            scal = 1 / (alpha - beta);
+        }
+        for (int r = j0 + lid; r < m; r += PANEL_WG) {
+            real v = r == col ? 1 : 0;
+            if (r > col) {
+                v = pc[r] * scal;
+                pc[r] = v;
+            } else if (r == col) {
+                pc[r] = beta;
+            }
+            vc[r] = v;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        /* one pass of dot products: v_j with the block's later columns (to apply H_j) and with
+         * its earlier reflectors (for T's column j) */
+        real acc = 0;
+        if (slot != j && slot < nbk) {
+            __global const real *other =
+                slot < j ? V + (size_t)(j0 + slot) * ldv : P + (size_t)(j0 + slot) * ldp;
+#pragma unroll 4
+            for (int r = col + lane; r < m; r += QR_RL)
+                acc += vc[r] * other[r];
+        }
+        part_med[lid] = acc;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < QR_NB) {
+            real s = 0;
+            for (int l = 0; l < QR_RL; ++l)
+                s += part_med[lid * QR_RL + l];
+            dots[lid] = s;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (slot > j && slot < nbk) { /* column j0+slot -= tau (v^T column) v */
+            const real w = tau * dots[slot];
+            __global real *pcol = P + (size_t)(j0 + slot) * ldp;
+#pragma unroll 4
+            for (int r = col + lane; r < m; r += QR_RL)
+                pcol[r] -= w * vc[r];
+        }
+        /* dlarft: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v_j), T(j, j) = tau */
+        if (lid < j) {
+            real s = 0;
+            for (int l = lid; l < j; ++l)
+                s += tl[l * QR_NB + lid] * dots[l];
+            tl[j * QR_NB + lid] = -tau * s;
+        } else if (lid == j) {
+            tl[j * QR_NB + j] = tau;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
+    for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)
+        T[offT + e] = tl[e];
+}
+
+/* qr_panel with the block column in registers (-DPANEL_ROWS >= (m - j0) / QR_RL rows a work-item):
+ * for panels short enough, where qr_panel waits on global memory in every column step. Work-item
+ * (lane, slot) holds rows j0 + lane + QR_RL i of column j0 + slot; the reflector being built is
+ * shared through local memory. Same results as qr_panel up to rounding. */
+#ifndef PANEL_ROWS
+#define PANEL_ROWS 1
+#endif
+__kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
+void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,
+                  ulong offV, int ldv, __global real *T, ulong offT)
+{
+    __local real part_sml[QR_RL], part_med[QR_RL], part_big[QR_RL], part[PANEL_WG];
+    __local real vbuf[PANEL_ROWS * QR_RL];
+    __local real dots[QR_NB];
+    __local real tl[QR_NB * QR_NB];
+    __local real alpha_l[1];
+    const int lid = (int)get_local_id(0);
+    const int lane = lid % QR_RL, slot = lid / QR_RL;
+    P += offP;
+    V += offV;
+    real a[PANEL_ROWS];
+    __global real *pcol = P + (size_t)(j0 + slot) * ldp;
+    UNROLL
+    for (int i = 0; i < PANEL_ROWS; ++i) {
+        const int r = j0 + lane + QR_RL * i;
+        a[i] = r < m && slot < nbk ? pcol[r] : 0;
+    }
+    for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)
+        tl[e] = 0;
+    for (int j = 0; j < nbk; ++j) {
+        const int col = j0 + j;
+        if (slot == j) { /* the column's sum of squares below the diagonal, and alpha */
+            real sml = 0, med = 0, big = 0;
+            UNROLL
+            for (int i = 0; i < PANEL_ROWS; ++i) {
+                const int r = j0 + lane + QR_RL * i;
+                if (r > col)
+                    blue_add(a[i], &sml, &med, &big);
+                if (r == col)
+                    alpha_l[0] = a[i];
+            }
+            part_sml[lane] = sml;
+            part_med[lane] = med;
+            part_big[lane] = big;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        real sml = 0, med = 0, big = 0;
+        for (int l = 0; l < QR_RL; ++l) {
+            sml += part_sml[l];
+            med += part_med[l];
+            big += part_big[l];
+        }
+        const real xnorm = blue_norm(sml, med, big), alpha = alpha_l[0];
+        real beta = alpha, tau = 0, scal = 1;
+        if (xnorm > 0) {
+            beta = -copysign(hypot(alpha, xnorm), alpha);
+            tau = (beta - alpha) / beta;
+            scal = 1 / (alpha - beta);
+        }
+        if (slot == j) {
+            __global real *vc = V + (size_t)col * ldv;
+            UNROLL
+            for (int i = 0; i < PANEL_ROWS; ++i) {
+                const int r = j0 + lane + QR_RL * i;
+                real v = 0;
+                if (r > col) {
+                    a[i] *= scal;
+                    v = a[i];
+                } else if (r == col) {
+                    a[i] = beta;
+                    v = 1;
+                }
+                vbuf[lane + QR_RL * i] = v;
+                if (r < m)
+                    vc[r] = v;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        real acc = 0; /* v_j with the later columns (to apply H_j) and the earlier reflectors (T) */
+        if (slot != j) {
+            UNROLL
+            for (int i = 0; i < PANEL_ROWS; ++i)
+                acc += vbuf[lane + QR_RL * i] * a[i];
+        }
+        part[lid] = acc;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < QR_NB) {
+            real s = 0;
+            for (int l = 0; l < QR_RL; ++l)
+                s += part[lid * QR_RL + l];
+            dots[lid] = s;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (slot > j) {
+            const real w = tau * dots[slot];
+            UNROLL
+            for (int i = 0; i < PANEL_ROWS; ++i)
+                a[i] -= w * vbuf[lane + QR_RL * i];
+        }
+        if (lid < j) {
+            real s = 0;
+            for (int l = lid; l < j; ++l)
+                s += tl[l * QR_NB + lid] * dots[l];
+            tl[j * QR_NB + lid] = -tau * s;
+        } else if (lid == j) {
+            tl[j * QR_NB + j] = tau;
+        }
+    }
+    UNROLL
+    for (int i = 0; i < PANEL_ROWS; ++i) {
+        const int r = j0 + lane + QR_RL * i;
+        if (r < m && slot < nbk)
+            pcol[r] = a[i];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)
+        T[offT + e] = tl[e];
+}
+
+/* C(j0:m, 0:ncols) := (I - V T' V^T) C(j0:m, 0:ncols) with V = V(:, j0:j0+nbk) and T' = T^T
+ * (trans: applying Q^T, the factorization's update) or T (building Q from the identity). Each
+ * work-group takes QR_CT columns of C: W = V^T C by staged chunks of rows, W = T' W, C -= V W. */
+__kernel __attribute__((reqd_work_group_size(QR_WG, 1, 1)))
+void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *T, ulong offT,
+              int m, int j0, int nbk, int trans, __global real *C, ulong offC, int ldc, int ncols)
+{
+    __local real vs[QR_NB * (QR_RCH + 1)]; /* padded: the work-items of a warp read across columns */
+    __local real cs[QR_CT * QR_RCH];
+    __local real w[QR_NB * QR_CT], w2[QR_NB * QR_CT];
+    const int lid = (int)get_local_id(0);
+    const int c0 = (int)get_group_id(0) * QR_CT;
+    const int tv = lid % QR_NB, tc = lid / QR_NB;
+    V += offV + (size_t)j0 * ldv;
+    C += offC;
+    T += offT;
+    real acc = 0;
+    for (int r0 = j0; r0 < m; r0 += QR_RCH) {
+        for (int e = lid; e < QR_RCH * QR_NB; e += QR_WG) {
+            const int rr = e % QR_RCH, vv = e / QR_RCH, r = r0 + rr;
+            vs[vv * (QR_RCH + 1) + rr] = r < m && vv < nbk ? V[(size_t)vv * ldv + r] : 0;
+        }
+        for (int e = lid; e < QR_RCH * QR_CT; e += QR_WG) {
+            const int rr = e % QR_RCH, cc = e / QR_RCH, r = r0 + rr;
+            cs[e] = r < m && c0 + cc < ncols ? C[(size_t)(c0 + cc) * ldc + r] : 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int rr = 0; rr < QR_RCH; ++rr)
+            acc += vs[tv * (QR_RCH + 1) + rr] * cs[tc * QR_RCH + rr];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    w[tc * QR_NB + tv] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    real s = 0; /* T is upper triangular, column-major QR_NB x QR_NB */
+    if (trans)
+        for (int u = 0; u <= tv; ++u)
+            s += T[tv * QR_NB + u] * w[tc * QR_NB + u];
+    else
+        for (int u = tv; u < QR_NB; ++u)
+            s += T[u * QR_NB + tv] * w[tc * QR_NB + u];
+    w2[tc * QR_NB + tv] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int lane = lid % 32;
+    for (int c = lid / 32; c < QR_CT; c += QR_WG / 32) {
+        if (c0 + c >= ncols)
+            continue;
+        __global real *cc = C + (size_t)(c0 + c) * ldc;
+        for (int r = j0 + lane; r < m; r += 32) {
+            real d = 0;
+            for (int v = 0; v < nbk; ++v)
+                d += V[(size_t)v * ldv + r] * w2[c * QR_NB + v];
+            cc[r] -= d;
+        }
+    }
+}
+
+/* R (n x n, zeros below the diagonal) from the upper triangle of P; a zero or NaN R(i,i) lowers
+ * *bad to first + i + 1 (the problem's info, 1-based over the N x N R). */
+__kernel void qr_take_r(__global const real *P, ulong offP, int ldp, int n, __global real *R,
+                        ulong offR, __global int *bad, ulong offBad, int first)
+{
+    const int e = (int)get_global_id(0);
+    if (e >= n * n)
+        return;
+    const int r = e % n, c = e / n;
+    const real x = P[offP + (size_t)c * ldp + r];
+    R[offR + e] = r <= c ? x : 0;
+    if (r == c && (x == 0 || isnan(x)))
+        atomic_min(bad + offBad, first + r + 1);
+}
+
+/* X_b = R_b^-1 for `count` upper triangular n x n blocks (R_b at offR + b n^2, leading dimension
+ * n; X_b at offX + b xstride, leading dimension ldx). A work-group solves 8 columns of one block
+ * by column-oriented back substitution, X's columns holding the right-hand sides in place: per
+ * row i, x_i = b_i / R_ii, then b(0:i) -= x_i R(0:i, i) (one barrier a row). */
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void tri_inverse(__global const real *R, ulong offR, int n, __global real *X, ulong offX,
+                 ulong xstride, int ldx)
+{
+    __local real xi[2][8];
+    const int lid = (int)get_local_id(0);
+    const int tiles = (n + 7) / 8;
+    const int blk = (int)get_group_id(0) / tiles, j1 = ((int)get_group_id(0) % tiles) * 8;
+    const int lane = lid % 32, c = lid / 32, j = j1 + c; /* 32 row lanes of each of 8 columns */
+    __global const real *Rb = R + offR + (size_t)blk * n * n;
+    __global real *x = X + offX + (size_t)blk * xstride + (size_t)j * ldx;
+    const int live = j < n;
+    if (live)
+        for (int r = lane; r < n; r += 32)
+            x[r] = r == j ? 1 : 0;
+    const int top = j1 + 7 < n ? j1 + 7 : n - 1;
+    for (int i = top; i >= 0; --i) {
+        if (live && i % 32 == lane) { /* the owner of row i: its b_i is final */
+            const real xv = x[i] / Rb[(size_t)i * n + i];
+            x[i] = xv;
+            xi[i & 1][c] = xv;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (live) {
+            const real xv = xi[i & 1][c];
+            __global const real *ri = Rb + (size_t)i * n;
+            for (int r = lane; r < i; r += 32)
+                x[r] -= xv * ri[r];
+        }
+    }
+}
+
+/* Q = I (m x m, leading dimension ld) */
+__kernel void set_identity(__global real *Q, ulong off, int ld, int m)
+{
+    const int e = (int)get_global_id(0);
+    if (e < m * m)
+        Q[off + (size_t)(e / m) * ld + e % m] = e / m == e % m ? 1 : 0;
+}
+
+/* The problem's info from *bad (INT_MAX: none), and its H^-1 cleared when it is singular. */
+__kernel void bsofi_finish(__global const int *bad, ulong offBad, __global int *info,
+                           ulong offInfo, __global real *H, ulong offH, ulong count)
+{
+    const int b = bad[offBad];
+    const int v = b == INT_MAX ? 0 : b;
+    if (get_global_id(0) == 0)
+        info[offInfo] = v;
+    if (v)
+        for (size_t e = get_global_id(0); e < count; e += get_global_size(0))
+            H[offH + e] = 0;
+}
+#endif /* QR_NB */

@@ -123,7 +123,9 @@ typedef struct {
     /* block p-cyclic inversion (bcl_xpcyclic_inv) */
     int pcyclic_method;         /* 1: BSOFI, panels on the host (LAPACK), GEMMs on the device
                                  * (clBLAST); 2: batched local-memory kernels (n <= 32, p <= 64);
-                                 * 0: table (2 where it fits, else 1) */
+                                 * 3: as 1 with the panels on the device (QR kernels);
+                                 * 0: table (2 where it fits and batch > 1, else 3 on a GPU, 1
+                                 * on other devices) */
     int pcyclic_cv_columns;     /* method 1: j_F, the leading block columns of R^-1 inverted
                                  * column-wise (BSTRI_CV) while the host factorizes; the rest by
                                  * rows (BSTRI_RV). 0: performance model, -1: none (row version
@@ -361,7 +363,7 @@ bcl_status bcl_dsytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, b
  * over p - 1 block rows, then of the last n x n block, so every R_ii is triangular); inversion of
  * R by block back substitution (column version while the panels are factorized, row version for
  * the rest); H^-1 = R^-1 Q^T with the 2n x 2n factors Q^(k) formed explicitly so that their
- * application is GEMM. Two methods (bcl_params.pcyclic_method):
+ * application is GEMM. Three methods (bcl_params.pcyclic_method):
  *  - 1 (any n, p): panels on the host with LAPACK, the O(n^3 p^2) products on the device with
  *    clBLAST; problems of a batch one after another, the host factorizing problem k+1 while the
  *    device works on problem k. Needs a build with clBLAST and LAPACKE/OpenBLAS, else
@@ -369,6 +371,9 @@ bcl_status bcl_dsytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, b
  *    status (BATCHCL_CLBLAST_FAIL=1 forces one, for tests).
  *  - 2 (n <= 32, p <= 64): everything on the device, one work-group per problem, the panels in
  *    local memory: for many small matrices in one call. Needs no clBLAST.
+ *  - 3 (any n, p; the default on GPUs outside method 2's range): as 1, with the panels on the
+ *    device too (blocked Householder QR kernels in the device's precision); the host only
+ *    enqueues, so a slow host is no longer the critical path. Needs clBLAST like method 1.
  * The float routine computes the panels in double on the host (method 1) and the products in
  * float.
  */
@@ -381,7 +386,8 @@ bcl_status bcl_dpcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const 
  * Device-buffer twins: A and B hold batch*p*n*n elements from offA / offB, Hinv batch*N*N from
  * offHinv, info batch ints from offInfo (contiguous layout only). Method 1 reads the blocks back
  * to the host for the panels (2*p*n*n values per problem; the call returns once the device work
- * is enqueued, the event completes with it); method 2 runs entirely on the device.
+ * is enqueued, the event completes with it); methods 2 and 3 run entirely on the device (3 waits
+ * for the wait list on the host).
  */
 bcl_status bcl_spcyclic_inv_cl(bcl_context *ctx, int n, int p, size_t batch, cl_mem A,
                                size_t offA, cl_mem B, size_t offB, cl_mem Hinv, size_t offHinv,

@@ -1,10 +1,11 @@
 /* Block p-cyclic inversion (BSOFI; Gogolenko, Bai & Scalettar:
  * block-p-cyclic-inversion-bsofi-gogolenko-bai-scalettar.txt): argument checks, the choice of
- * method, the host-panel / clBLAST-GEMM method (1) and the batched local-memory kernels (2,
- * cl/pcyclic.cl). Block indices are 0-based here: block (r, c) of H^-1 starts at element
+ * method, the host-panel / clBLAST-GEMM method (1), the batched local-memory kernels (2,
+ * cl/pcyclic.cl) and the device-panel / clBLAST-GEMM method (3, kernels of cl/pcyclic.cl). Block indices are 0-based here: block (r, c) of H^-1 starts at element
  * c*n*N + r*n of the column-major N x N array. */
 #include "internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,16 +65,19 @@ static bcl_status choose_method(const bcl_context *ctx, const char *fn, int n, i
     const int small = n <= SMALL_NMAX && p <= SMALL_PMAX;
     int m = prm.pcyclic_method;
     /* a tuned method is for the block size; this p or build may not allow it: then the default */
-    if (!ctx->forced.pcyclic_method && ((m == 2 && !small) || (m == 1 && !bcl_pcyclic_has_clblast())))
+    if (!ctx->forced.pcyclic_method &&
+        ((m == 2 && !small) || ((m == 1 || m == 3) && !bcl_pcyclic_has_clblast())))
         m = 0;
+    /* default: the batched kernels for many small problems; else the panels on the device on a
+     * GPU (its host would be the critical path), on the host otherwise */
     if (m == 0)
-        m = small && (batch > 1 || !bcl_pcyclic_has_clblast()) ? 2 : 1;
+        m = small && (batch > 1 || !bcl_pcyclic_has_clblast()) ? 2 : ctx->dev.is_gpu ? 3 : 1;
     if (m == 2 && !small)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
                         "%s: the batched kernels (pcyclic_method 2) take n <= %d and p <= %d; got "
                         "n = %d, p = %d",
                         fn, SMALL_NMAX, SMALL_PMAX, n, p);
-    if (m == 1 && !bcl_pcyclic_has_clblast())
+    if ((m == 1 || m == 3) && !bcl_pcyclic_has_clblast())
         return bcl_fail(ctx, BCL_NOT_IMPLEMENTED,
                         "%s: n = %d, p = %d needs the clBLAST method, and this build of batchcl "
                         "was configured without clBLAST or LAPACKE/OpenBLAS (install "
@@ -265,6 +269,18 @@ typedef struct {
     size_t es, nn;
     int force_fail;
     double host_s; /* wall time of the host's part (panels, enqueueing) */
+    int dev_panels; /* method 3: the panels on the device too (kernels of cl/pcyclic.cl) */
+    double phase_s[4]; /* method 3 with BATCHCL_PCYCLIC_PHASES=1: BSOF (with the column version),
+                        * the row version, the Q^T application; [3] < 0: not measured */
+    bcl_kernel_entry *k_panel, *k_apply, *k_take_r, *k_tri, *k_eye, *k_finish;
+    int panel_wg;   /* work-items of a qr_panel group */
+    int panel_rows; /* qr_panel_reg: rows a work-item holds; 0: qr_panel (global memory) */
+    cl_mem dP;   /* method 3: the panel [At_k; B_k] (2n x n, leading dimension 2n) */
+    cl_mem dV;   /* its reflectors, explicit (2n x n) */
+    cl_mem dTb;  /* the T of each block of QR_NB columns */
+    cl_mem dRkk; /* R_kk (p blocks) */
+    cl_mem dBad; /* first zero or NaN of R's diagonal (INT_MAX: none) */
+    cl_mem dA, dB; /* host-pointer calls: the problem's blocks */
     cl_command_queue q;
     cl_mem dT; /* 2n-column temporary of the Q^T application */
     cl_mem dQ; /* the Q^(k), 2n x 2n each, then Q^(p) */
@@ -495,8 +511,12 @@ static bcl_status factor_step(bsofi *w, int k, const double *A, const double *B)
 }
 
 /* X_kk = R_kk^-1 (host, upper triangular) into H's diagonal block */
+static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t offH);
+
 static bcl_status invert_diagonal(bsofi *w, int k, cl_mem H, size_t offH)
 {
+    if (w->dev_panels)
+        return tri_inverse(w, k, 1, H, offH);
     double *X = w->Xd + (size_t)k * w->nn;
     memcpy(X, w->Rd + (size_t)k * w->nn, sizeof(double) * w->nn);
     LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, 'U', 'N', w->n, X, w->n);
@@ -566,7 +586,9 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
     const int n = w->n, p = w->p;
     const size_t nn = w->nn;
     bcl_status s = BCL_SUCCESS;
-    for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i)
+    if (w->dev_panels)
+        s = tri_inverse(w, w->jF, p - w->jF, H, offH);
+    for (int i = w->jF; i < p && s == BCL_SUCCESS && !w->dev_panels; ++i)
         s = invert_diagonal(w, i, H, offH);
     size_t *off = malloc(sizeof *off * 3 * (size_t)p);
     double *scalars = malloc(sizeof *scalars * 2 * (size_t)p);
@@ -649,6 +671,310 @@ static bcl_status fill_zero(bsofi *w, cl_mem H, size_t offH)
     return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clearing H^-1 (clEnqueueFillBuffer)");
 }
 
+/* ---- method 3: the panels on the device too (kernels of cl/pcyclic.cl) ----
+ * The host only enqueues: the blocked QR of each panel, its explicit Q^(k), R_kk and R_kk^-1 are
+ * kernels; every product is a clBLAST GEMM as in method 1. With the explicit Q^(k), the step's
+ * update of block rows k, k+1 is four n x n x n GEMMs with Q^(k)'s quarters. */
+
+#define QR_NB 32 /* block width of the device QR */
+#define QR_WG 256     /* work-items of a qr_apply group */
+/* qr_panel: up to 32 row lanes a column (1024 work-items), for the latency of its global loads;
+ * fewer where the kernel's registers do not allow that many */
+static const int panel_wgs[3] = {1024, 512, 256};
+#define QR_CT (QR_WG / QR_NB) /* columns a qr_apply work-group updates */
+#define SET_ARG(k, i, v) (err |= clSetKernelArg((k), (i), sizeof(v), &(v)))
+
+static bcl_status dev_kernels(bsofi *w)
+{
+    /* the block column in registers when 8 row lanes hold it in at most 64 values each (n <= 256;
+     * BATCHCL_PCYCLIC_PANEL=global forces the other kernel, for tests) */
+    const int rows = (2 * w->n + 7) / 8;
+    const char *force = getenv("BATCHCL_PCYCLIC_PANEL");
+    w->panel_rows = rows <= 64 && !(force && !strcmp(force, "global")) ? (rows + 7) / 8 * 8 : 0;
+    char opt[128];
+    if (w->panel_rows) {
+        w->panel_wg = 256;
+        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DPANEL_WG=256 -DPANEL_ROWS=%d%s", QR_NB,
+                 QR_WG, w->panel_rows, w->dbl ? " -DBCL_DOUBLE" : "");
+        bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel_reg", &w->k_panel);
+        if (s != BCL_SUCCESS)
+            return s;
+        if (w->k_panel->max_work_group < 256)
+            w->panel_rows = 0;
+    }
+    for (int i = 0; i < 3 && !w->panel_rows; ++i) {
+        w->panel_wg = panel_wgs[i];
+        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DPANEL_WG=%d%s", QR_NB, QR_WG,
+                 w->panel_wg, w->dbl ? " -DBCL_DOUBLE" : "");
+        bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel", &w->k_panel);
+        if (s != BCL_SUCCESS)
+            return s;
+        if (w->k_panel->max_work_group >= (size_t)w->panel_wg)
+            break;
+    }
+    const char *names[6] = {w->panel_rows ? "qr_panel_reg" : "qr_panel", "qr_apply", "qr_take_r", "tri_inverse", "set_identity",
+                            "bsofi_finish"};
+    bcl_kernel_entry **out[6] = {&w->k_panel, &w->k_apply, &w->k_take_r, &w->k_tri, &w->k_eye,
+                                 &w->k_finish};
+    for (int i = 0; i < 6; ++i) {
+        bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, names[i], out[i]);
+        if (s != BCL_SUCCESS)
+            return s;
+        const size_t need = i == 0 ? (size_t)w->panel_wg : QR_WG;
+        if (i < 4 && (*out[i])->max_work_group < need)
+            return bcl_fail(w->ctx, BCL_UNSUPPORTED_SIZE,
+                            "%s: the device panels (pcyclic_method 3) need %zu work-items per group "
+                            "in %s; the device allows %zu",
+                            w->fn, need, names[i], (*out[i])->max_work_group);
+    }
+    return BCL_SUCCESS;
+}
+
+static bcl_status run_kernel(bsofi *w, bcl_kernel_entry *k, cl_int arg_err, size_t global,
+                             size_t local, const char *name)
+{
+    cl_int err = arg_err;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(w->q, k->kernel, 1, NULL, &global, local ? &local : NULL, 0,
+                                     NULL, NULL);
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, name);
+}
+
+static size_t round_up(size_t x, size_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+/* C(j0:m, 0:ncols) := (I - V T' V^T) C(j0:m, 0:ncols) with the reflectors of the block at j0
+ * (T' = T^T when trans: the factorization; T: building Q) */
+static bcl_status apply_block(bsofi *w, int m, int j0, int trans, cl_mem C, size_t offC, int ldc,
+                              int ncols)
+{
+    cl_kernel k = w->k_apply->kernel;
+    const cl_int cm = m, cj0 = j0, nbk = w->n - j0 < QR_NB ? w->n - j0 : QR_NB, tr = trans,
+                 cld = ldc, cn = ncols;
+    const cl_ulong zero = 0, offT = (cl_ulong)(j0 / QR_NB) * QR_NB * QR_NB, oc = offC;
+    cl_int err = CL_SUCCESS;
+    SET_ARG(k, 0, w->dV);
+    SET_ARG(k, 1, zero);
+    SET_ARG(k, 2, cm);
+    SET_ARG(k, 3, w->dTb);
+    SET_ARG(k, 4, offT);
+    SET_ARG(k, 5, cm);
+    SET_ARG(k, 6, cj0);
+    SET_ARG(k, 7, nbk);
+    SET_ARG(k, 8, tr);
+    SET_ARG(k, 9, C);
+    SET_ARG(k, 10, oc);
+    SET_ARG(k, 11, cld);
+    SET_ARG(k, 12, cn);
+    const size_t groups = ((size_t)ncols + QR_CT - 1) / QR_CT;
+    return run_kernel(w, w->k_apply, err, groups * QR_WG, QR_WG, "launching qr_apply");
+}
+
+/* Blocked Householder QR of the m x n panel in w->dP (leading dimension ldp): R in its upper
+ * triangle, the reflectors in w->dV (leading dimension m), each block's T in w->dTb; then R into
+ * w->dRkk's block k (a zero or NaN diagonal lowers w->dBad). */
+static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
+{
+    const int n = w->n;
+    bcl_status s = BCL_SUCCESS;
+    for (int j0 = 0; j0 < n && s == BCL_SUCCESS; j0 += QR_NB) {
+        cl_kernel kp = w->k_panel->kernel;
+        const cl_int cm = m, cj0 = j0, nbk = n - j0 < QR_NB ? n - j0 : QR_NB, cld = ldp;
+        const cl_ulong zero = 0, offT = (cl_ulong)(j0 / QR_NB) * QR_NB * QR_NB;
+        cl_int err = CL_SUCCESS;
+        SET_ARG(kp, 0, w->dP);
+        SET_ARG(kp, 1, zero);
+        SET_ARG(kp, 2, cld);
+        SET_ARG(kp, 3, cm);
+        SET_ARG(kp, 4, cj0);
+        SET_ARG(kp, 5, nbk);
+        SET_ARG(kp, 6, w->dV);
+        SET_ARG(kp, 7, zero);
+        SET_ARG(kp, 8, cm);
+        SET_ARG(kp, 9, w->dTb);
+        SET_ARG(kp, 10, offT);
+        s = run_kernel(w, w->k_panel, err, w->panel_wg, w->panel_wg, "launching qr_panel");
+        if (s == BCL_SUCCESS && j0 + nbk < n)
+            s = apply_block(w, m, j0, 1, w->dP, (size_t)(j0 + nbk) * ldp, ldp, n - j0 - nbk);
+    }
+    if (s != BCL_SUCCESS)
+        return s;
+    cl_kernel kt = w->k_take_r->kernel;
+    const cl_int cld = ldp, cn = n, first = k * n;
+    const cl_ulong zero = 0, offR = (cl_ulong)k * w->nn;
+    cl_int err = CL_SUCCESS;
+    SET_ARG(kt, 0, w->dP);
+    SET_ARG(kt, 1, zero);
+    SET_ARG(kt, 2, cld);
+    SET_ARG(kt, 3, cn);
+    SET_ARG(kt, 4, w->dRkk);
+    SET_ARG(kt, 5, offR);
+    SET_ARG(kt, 6, w->dBad);
+    SET_ARG(kt, 7, zero);
+    SET_ARG(kt, 8, first);
+    return run_kernel(w, w->k_take_r, err, round_up(w->nn, 256), 0, "launching qr_take_r");
+}
+
+/* The explicit Q = H_0 ... H_n-1 (m x m, leading dimension ldq) of the last dev_qr: the identity
+ * times the block reflectors, last to first. */
+static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
+{
+    cl_kernel k = w->k_eye->kernel;
+    const cl_int cld = ldq, cm = m;
+    const cl_ulong oq = offQ;
+    cl_int err = CL_SUCCESS;
+    SET_ARG(k, 0, Q);
+    SET_ARG(k, 1, oq);
+    SET_ARG(k, 2, cld);
+    SET_ARG(k, 3, cm);
+    bcl_status s = run_kernel(w, w->k_eye, err, round_up((size_t)m * m, 256), 0,
+                              "launching set_identity");
+    for (int j0 = (w->n - 1) / QR_NB * QR_NB; j0 >= 0 && s == BCL_SUCCESS; j0 -= QR_NB)
+        s = apply_block(w, m, j0, 0, Q, offQ + (size_t)j0 * ldq, ldq, m - j0);
+    return s;
+}
+
+/* X_ii = R_ii^-1 for block rows first .. first+count-1, into H's diagonal blocks */
+static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t offH)
+{
+    if (count <= 0)
+        return BCL_SUCCESS;
+    cl_kernel k = w->k_tri->kernel;
+    const cl_int cn = w->n, ldx = w->N;
+    const cl_ulong offR = (cl_ulong)first * w->nn, offX = offH + block_at(w, first, first),
+                   xstride = ((cl_ulong)w->N + 1) * (cl_ulong)w->n;
+    cl_int err = CL_SUCCESS;
+    SET_ARG(k, 0, w->dRkk);
+    SET_ARG(k, 1, offR);
+    SET_ARG(k, 2, cn);
+    SET_ARG(k, 3, H);
+    SET_ARG(k, 4, offX);
+    SET_ARG(k, 5, xstride);
+    SET_ARG(k, 6, ldx);
+    const size_t groups = (size_t)count * (size_t)((w->n + 7) / 8);
+    return run_kernel(w, w->k_tri, err, groups * 256, 256, "launching tri_inverse");
+}
+
+static bcl_status copy_rect(bsofi *w, cl_mem src, size_t off_src, size_t ld_src, cl_mem dst,
+                            size_t off_dst, size_t ld_dst, size_t rows, size_t cols)
+{
+    const size_t so[3] = {off_src * w->es, 0, 0}, dso[3] = {off_dst * w->es, 0, 0},
+                 region[3] = {rows * w->es, cols, 1};
+    cl_int err = clEnqueueCopyBufferRect(w->q, src, dst, so, dso, region, ld_src * w->es, 0,
+                                         ld_dst * w->es, 0, 0, NULL, NULL);
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clEnqueueCopyBufferRect");
+}
+
+/* Step k < p-1 on the device: the QR of [At_k; B_k] (At_k is already the panel's top half), the
+ * explicit Q^(k) (2n x 2n), and Q^(k)T applied to block rows k, k+1 of block columns k+1, p-1:
+ *   R_k,k+1 = Q(n:2n, 0:n)^T A_k+1,  At_k+1 = Q(n:2n, n:2n)^T A_k+1   (into the panel's top)
+ *   R_k,p-1 = Q(0:n, 0:n)^T Rt_k,    Rt_k+1 = Q(0:n, n:2n)^T Rt_k
+ * and at the last pair (k+1 = p-1) both products land in block column p-1. */
+static bcl_status factor_step_dev(bsofi *w, int k, cl_mem A, size_t offA, cl_mem B, size_t offB)
+{
+    const int n = w->n, p = w->p, n2 = 2 * n;
+    const size_t nn = w->nn, qk = (size_t)k * 4 * nn, an = offA + (size_t)(k + 1) * nn;
+    const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
+    bcl_status s = copy_rect(w, B, offB + (size_t)k * nn, n, w->dP, n, n2, n, n);
+    if (s == BCL_SUCCESS)
+        s = dev_qr(w, n2, n2, k);
+    if (s == BCL_SUCCESS)
+        s = dev_form_q(w, n2, w->dQ, qk, n2);
+    if (s != BCL_SUCCESS)
+        return s;
+    cl_mem R = w->dR;
+    const size_t rt = w->r_t + (size_t)(k & 1) * nn, rt_next = w->r_t + (size_t)((k + 1) & 1) * nn;
+    const size_t q00 = qk, q10 = qk + n, q01 = qk + (size_t)n * n2, q11 = q01 + n;
+    if (k + 2 < p) {
+        s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q11, n2, A, an, n, 0.0, w->dP, 0, n2);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q10, n2, A, an, n, 0.0, R, w->r_s + k * nn, n);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q00, n2, R, rt, n, 0.0, R, w->r_l + k * nn, n);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q01, n2, R, rt, n, 0.0, R, rt_next, n);
+        return s;
+    }
+    s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q01, n2, R, rt, n, 0.0, w->dP, 0, n2);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q11, n2, A, an, n, 1.0, w->dP, 0, n2);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q00, n2, R, rt, n, 0.0, R, w->r_s + k * nn, n);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q10, n2, A, an, n, 1.0, R, w->r_s + k * nn, n);
+    return s;
+}
+
+/* One problem, everything on the device: A, B at offA, offB (p blocks each), H^-1 at offH, its
+ * info written at offInfo by the last kernel. The host waits for nothing. */
+static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_t offB, cl_mem H,
+                                size_t offH, cl_mem info, size_t offInfo)
+{
+    const int n = w->n, p = w->p, n2 = 2 * n;
+    const size_t nn = w->nn;
+    const double t0 = seconds_now();
+    bcl_status s = fill_zero(w, H, offH);
+    const cl_int none = INT_MAX;
+    cl_int err = clEnqueueFillBuffer(w->q, w->dBad, &none, sizeof none, 0, sizeof none, 0, NULL,
+                                     NULL);
+    if (s == BCL_SUCCESS && err != CL_SUCCESS)
+        s = bcl_cl_fail(w->ctx, err, "clEnqueueFillBuffer");
+    if (s == BCL_SUCCESS && p == 1) { /* H = A_1 + B_1 = A_1 I + B_1 */
+        s = copy_rect(w, B, offB, n, w->dP, 0, n2, n, n);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, 1.0, A, offA, n, w->dR,
+                     w->r_eye, n2, 1.0, w->dP, 0, n2);
+    } else if (s == BCL_SUCCESS) { /* At_0 = A_1; Rt_0 = B_p, the corner */
+        s = copy_rect(w, A, offA, n, w->dP, 0, n2, n, n);
+        if (s == BCL_SUCCESS)
+            s = copy_dev(w, B, offB + (size_t)(p - 1) * nn, w->dR, w->r_t, nn);
+    }
+    for (int k = 0; k + 1 < p && s == BCL_SUCCESS; ++k) {
+        s = factor_step_dev(w, k, A, offA, B, offB);
+        if (s == BCL_SUCCESS && k < w->jF)
+            s = invert_column(w, k, H, offH);
+    }
+    if (s == BCL_SUCCESS)
+        s = dev_qr(w, n, n2, p - 1);
+    if (s == BCL_SUCCESS)
+        s = dev_form_q(w, n, w->dQ, (size_t)(p - 1) * 4 * nn, n);
+    const int phases = w->phase_s[3] >= 0; /* BATCHCL_PCYCLIC_PHASES: wait after each phase */
+    double t1 = phases ? (clFinish(w->q), seconds_now()) : 0;
+    if (phases)
+        w->phase_s[0] += t1 - t0;
+    if (s == BCL_SUCCESS)
+        s = invert_rows(w, H, offH);
+    if (phases) {
+        clFinish(w->q);
+        w->phase_s[1] += seconds_now() - t1;
+        t1 = seconds_now();
+    }
+    if (s == BCL_SUCCESS)
+        s = apply_qt(w, H, offH);
+    if (phases) {
+        clFinish(w->q);
+        w->phase_s[2] += seconds_now() - t1;
+    }
+    if (s == BCL_SUCCESS) {
+        cl_kernel k = w->k_finish->kernel;
+        const cl_ulong zero = 0, oi = offInfo, oh = offH, count = (cl_ulong)w->N * (cl_ulong)w->N;
+        err = CL_SUCCESS;
+        SET_ARG(k, 0, w->dBad);
+        SET_ARG(k, 1, zero);
+        SET_ARG(k, 2, info);
+        SET_ARG(k, 3, oi);
+        SET_ARG(k, 4, H);
+        SET_ARG(k, 5, oh);
+        SET_ARG(k, 6, count);
+        s = run_kernel(w, w->k_finish, err, 256 * 256, 256, "launching bsofi_finish");
+    }
+    w->host_s += seconds_now() - t0;
+    clFlush(w->q);
+    return s;
+}
+
 /* One problem: A, B in host doubles; H^-1 into H at offH on the device. *info as documented. */
 static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H, size_t offH,
                             int *info)
@@ -713,16 +1039,20 @@ static void bsofi_release(bsofi *w)
             clReleaseEvent(w->arena_done[i]);
         free(w->arena[i]);
     }
-    cl_mem bufs[4] = {w->dT, w->dQ, w->dS, w->dR};
-    for (int i = 0; i < 4; ++i)
+    cl_mem bufs[11] = {w->dT, w->dQ, w->dS, w->dR, w->dP, w->dV, w->dTb, w->dRkk, w->dBad, w->dA, w->dB};
+    for (int i = 0; i < 11; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
     free(w->Rd);
 }
 
-static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, int p, bsofi *w)
+static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, int p,
+                             int dev_panels, bsofi *w)
 {
     memset(w, 0, sizeof *w);
+    w->dev_panels = dev_panels;
+    const char *phases = getenv("BATCHCL_PCYCLIC_PHASES");
+    w->phase_s[3] = phases && atoi(phases) ? 0 : -1;
     w->ctx = ctx;
     w->fn = fn;
     w->n = n;
@@ -740,25 +1070,27 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
                         "%s: the inverse of order N = %zu needs %zu bytes in one device buffer; "
                         "the device allows %llu",
                         fn, N, N * N * w->es, (unsigned long long)ctx->dev.max_alloc_bytes);
-    /* host: Rd, Xd (p blocks each), At, panel (2), Tm, V (2), W, work, Q, tau */
-    double *h = calloc(2 * P * nn + 9 * nn + (size_t)n, sizeof *h);
-    w->arena_cap = (8 * P + 4) * nn * w->es;
-    w->arena[0] = malloc(w->arena_cap);
-    w->arena[1] = malloc(w->arena_cap);
+    /* host: Rd, Xd (p blocks each), At, panel (2), Tm, V (2), W, work, Q, tau (method 3: none) */
+    double *h = calloc(dev_panels ? 1 : 2 * P * nn + 9 * nn + (size_t)n, sizeof *h);
+    w->arena_cap = dev_panels ? 0 : (8 * P + 4) * nn * w->es;
+    w->arena[0] = malloc(w->arena_cap + 1);
+    w->arena[1] = malloc(w->arena_cap + 1);
     if (!h || !w->arena[0] || !w->arena[1]) {
         free(h);
         return bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);
     }
     w->Rd = h;
-    w->Xd = w->Rd + P * nn;
-    w->At = w->Xd + P * nn;
-    w->panel = w->At + nn;
-    w->Tm = w->panel + 2 * nn;
-    w->V = w->Tm + nn;
-    w->W = w->V + 2 * nn;
-    w->work = w->W + nn;
-    w->Q = w->work + nn;
-    w->tau = w->Q + nn;
+    if (!dev_panels) {
+        w->Xd = w->Rd + P * nn;
+        w->At = w->Xd + P * nn;
+        w->panel = w->At + nn;
+        w->Tm = w->panel + 2 * nn;
+        w->V = w->Tm + nn;
+        w->W = w->V + 2 * nn;
+        w->work = w->W + nn;
+        w->Q = w->work + nn;
+        w->tau = w->Q + nn;
+    }
     /* device blocks: R_k,k+1 and R_k,p-1 (p each), Rt (2, ping-pong), V (2), T, W, A_p-1, U1, U,
      * T V^T (2), the 2n x 2n identity (4) */
     w->r_s = 0;
@@ -781,6 +1113,23 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     for (int i = 0; i < 4; ++i)
         if (e[i] != CL_SUCCESS)
             return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
+    if (dev_panels) { /* the panel, its reflectors, the blocks' T, R_kk, the info flag */
+        bcl_status s = dev_kernels(w);
+        if (s != BCL_SUCCESS)
+            return s;
+        const size_t blocks = (size_t)(n + QR_NB - 1) / QR_NB;
+        w->dP = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * nn * w->es, NULL, &e[0]);
+        w->dV = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * nn * w->es, NULL, &e[1]);
+        w->dTb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, blocks * QR_NB * QR_NB * w->es, NULL,
+                                &e[2]);
+        w->dRkk = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, P * nn * w->es, NULL, &e[3]);
+        for (int i = 0; i < 4; ++i)
+            if (e[i] != CL_SUCCESS)
+                return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
+        w->dBad = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, &e[0]);
+        if (e[0] != CL_SUCCESS)
+            return bcl_cl_fail(ctx, e[0], "allocating the p-cyclic workspace");
+    }
     /* zeros (no stale NaN reaches a product), and the identity the Q^(k) start from */
     const double zero = 0;
     const float zerof = 0;
@@ -935,8 +1284,38 @@ static void describe_time(bsofi *w, double wall_s, size_t batch)
 {
     const size_t len = strlen(w->ctx->last_kernel);
     snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
-             "; host part (panels, enqueueing) %.3g ms of %.3g ms for %zu problem%s",
-             w->host_s * 1e3, wall_s * 1e3, batch, batch == 1 ? "" : "s");
+             "; host part (%s) %.3g ms of %.3g ms for %zu problem%s",
+             w->dev_panels ? "enqueueing" : "panels, enqueueing", w->host_s * 1e3, wall_s * 1e3,
+             batch, batch == 1 ? "" : "s");
+    if (w->phase_s[3] >= 0) {
+        const size_t l2 = strlen(w->ctx->last_kernel);
+        snprintf(w->ctx->last_kernel + l2, sizeof w->ctx->last_kernel - l2,
+                 "; phases (each waited for): BSOF %.3g ms, R^-1 by rows %.3g ms, Q^T %.3g ms",
+                 w->phase_s[0] * 1e3, w->phase_s[1] * 1e3, w->phase_s[2] * 1e3);
+    }
+}
+
+/* j_F and the plan line: method 1 from the model; method 3 inverts by rows unless told otherwise
+ * (one queue: the column version would not overlap the factorization, and its GEMMs are
+ * narrower) */
+static void plan_columns(bsofi *w, cl_mem H, size_t offH)
+{
+    bcl_params prm;
+    bcl_tuning_lookup(w->ctx, BCL_ROUTINE_PCYCLIC, w->dbl, w->n, &prm);
+    if (!w->dev_panels) {
+        const struct bcl_pcyclic_model *m = model_for(w, H, offH);
+        w->jF = choose_jF(w, m, prm.pcyclic_cv_columns);
+        describe_plan(w, m);
+        return;
+    }
+    const int forced = prm.pcyclic_cv_columns;
+    w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
+    snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
+             "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
+             "kernels, %d work-items a panel, %s; GEMMs with clBLAST); j_F = %d of %d block "
+             "columns inverted column-wise, the rest by rows",
+             QR_NB, w->panel_wg, w->panel_rows ? "in registers" : "in global memory", w->jF,
+             w->p);
 }
 
 static void to_double(const void *src, int dbl, size_t count, double *dst)
@@ -950,12 +1329,12 @@ static void to_double(const void *src, int dbl, size_t count, double *dst)
 
 /* Host pointers: problem after problem; H^-1 read back while the host factorizes the next. */
 static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, int p, size_t batch,
-                             const void *A, const void *B, void *Hinv, int *info)
+                             int dev_panels, const void *A, const void *B, void *Hinv, int *info)
 {
     bsofi w;
-    bcl_status s = bsofi_init(ctx, fn, dbl, n, p, &w);
+    bcl_status s = bsofi_init(ctx, fn, dbl, n, p, dev_panels, &w);
     const size_t nn = w.nn, NN = (size_t)w.N * w.N, es = w.es;
-    cl_mem dH = NULL;
+    cl_mem dH = NULL, dInfo = NULL;
     double *Ah = malloc(sizeof *Ah * (size_t)p * nn), *Bh = malloc(sizeof *Bh * (size_t)p * nn);
     int *info_tmp = malloc(sizeof *info_tmp * batch);
     if (s == BCL_SUCCESS && (!Ah || !Bh || !info_tmp))
@@ -963,29 +1342,46 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
     cl_int err = CL_SUCCESS;
     if (s == BCL_SUCCESS) {
         dH = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, NN * es, NULL, &err);
+        if (err == CL_SUCCESS && dev_panels)
+            w.dA = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, (size_t)p * nn * es, NULL, &err);
+        if (err == CL_SUCCESS && dev_panels)
+            w.dB = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, (size_t)p * nn * es, NULL, &err);
+        if (err == CL_SUCCESS && dev_panels)
+            dInfo = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, batch * sizeof(cl_int), NULL, &err);
         if (err != CL_SUCCESS)
-            s = bcl_cl_fail(ctx, err, "allocating H^-1 on the device");
+            s = bcl_cl_fail(ctx, err, "allocating H^-1 and the blocks on the device");
     }
-    if (s == BCL_SUCCESS) {
-        bcl_params prm;
-        bcl_tuning_lookup(ctx, BCL_ROUTINE_PCYCLIC, dbl, n, &prm);
-        const struct bcl_pcyclic_model *m = model_for(&w, dH, 0);
-        w.jF = choose_jF(&w, m, prm.pcyclic_cv_columns);
-        describe_plan(&w, m);
-    }
+    if (s == BCL_SUCCESS)
+        plan_columns(&w, dH, 0);
     const double t_start = seconds_now();
     /* a problem's inverse is read into Hinv only once all its device work is enqueued, so a
      * failure in the first problem leaves the caller's arrays untouched */
     for (size_t k = 0; k < batch && s == BCL_SUCCESS; ++k) {
-        to_double((const char *)A + k * p * nn * es, dbl, (size_t)p * nn, Ah);
-        to_double((const char *)B + k * p * nn * es, dbl, (size_t)p * nn, Bh);
-        s = bsofi_one(&w, Ah, Bh, dH, 0, &info_tmp[k]);
+        if (dev_panels) { /* the blocks as they are (the device's precision), then all on the device */
+            err = clEnqueueWriteBuffer(w.q, w.dA, CL_FALSE, 0, p * nn * es,
+                                       (const char *)A + k * p * nn * es, 0, NULL, NULL);
+            if (err == CL_SUCCESS)
+                err = clEnqueueWriteBuffer(w.q, w.dB, CL_FALSE, 0, p * nn * es,
+                                           (const char *)B + k * p * nn * es, 0, NULL, NULL);
+            s = err == CL_SUCCESS ? bsofi_one_dev(&w, w.dA, 0, w.dB, 0, dH, 0, dInfo, k)
+                                  : bcl_cl_fail(ctx, err, "uploading the blocks of H");
+        } else {
+            to_double((const char *)A + k * p * nn * es, dbl, (size_t)p * nn, Ah);
+            to_double((const char *)B + k * p * nn * es, dbl, (size_t)p * nn, Bh);
+            s = bsofi_one(&w, Ah, Bh, dH, 0, &info_tmp[k]);
+        }
         if (s == BCL_SUCCESS) {
             err = clEnqueueReadBuffer(w.q, dH, CL_FALSE, 0, NN * es, (char *)Hinv + k * NN * es, 0,
                                       NULL, NULL);
             if (err != CL_SUCCESS)
                 s = bcl_cl_fail(ctx, err, "reading H^-1 back");
         }
+    }
+    if (s == BCL_SUCCESS && dev_panels) {
+        err = clEnqueueReadBuffer(w.q, dInfo, CL_TRUE, 0, batch * sizeof(cl_int), info_tmp, 0, NULL,
+                                  NULL);
+        if (err != CL_SUCCESS)
+            s = bcl_cl_fail(ctx, err, "reading info back");
     }
     if (w.q) {
         err = clFinish(w.q);
@@ -998,6 +1394,8 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
     }
     if (dH)
         clReleaseMemObject(dH);
+    if (dInfo)
+        clReleaseMemObject(dInfo);
     bsofi_release(&w);
     free(Ah);
     free(Bh);
@@ -1007,12 +1405,12 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
 
 /* Device buffers: the blocks are read back for the panels; H^-1 stays on the device. */
 static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n, int p,
-                               size_t batch, cl_mem A, size_t offA, cl_mem B, size_t offB,
+                               size_t batch, int dev_panels, cl_mem A, size_t offA, cl_mem B, size_t offB,
                                cl_mem H, size_t offH, cl_mem info, size_t offInfo, cl_uint num_wait,
                                const cl_event *wait, cl_event *event)
 {
     bsofi w;
-    bcl_status s = bsofi_init(ctx, fn, dbl, n, p, &w);
+    bcl_status s = bsofi_init(ctx, fn, dbl, n, p, dev_panels, &w);
     const size_t nn = w.nn, NN = (size_t)w.N * w.N, es = w.es, blocks = (size_t)p * nn;
     double *Ah = malloc(sizeof *Ah * blocks), *Bh = malloc(sizeof *Bh * blocks);
     void *raw = malloc(blocks * es);
@@ -1025,15 +1423,13 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
         if (err != CL_SUCCESS)
             s = bcl_cl_fail(ctx, err, "waiting for the wait list");
     }
-    if (s == BCL_SUCCESS) {
-        bcl_params prm;
-        bcl_tuning_lookup(ctx, BCL_ROUTINE_PCYCLIC, dbl, n, &prm);
-        const struct bcl_pcyclic_model *m = model_for(&w, H, offH);
-        w.jF = choose_jF(&w, m, prm.pcyclic_cv_columns);
-        describe_plan(&w, m);
-    }
+    if (s == BCL_SUCCESS)
+        plan_columns(&w, H, offH);
     const double t_start = seconds_now();
-    for (size_t k = 0; k < batch && s == BCL_SUCCESS; ++k) {
+    for (size_t k = 0; k < batch && s == BCL_SUCCESS && dev_panels; ++k)
+        s = bsofi_one_dev(&w, A, offA + k * blocks, B, offB + k * blocks, H, offH + k * NN, info,
+                          offInfo + k);
+    for (size_t k = 0; k < batch && s == BCL_SUCCESS && !dev_panels; ++k) {
         err = clEnqueueReadBuffer(w.q, A, CL_TRUE, (offA + k * blocks) * es, blocks * es, raw, 0,
                                   NULL, NULL);
         if (err == CL_SUCCESS)
@@ -1049,8 +1445,9 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
         s = bsofi_one(&w, Ah, Bh, H, offH + k * NN, &info_h[k]);
     }
     if (s == BCL_SUCCESS) {
-        err = clEnqueueWriteBuffer(w.q, info, CL_TRUE, offInfo * sizeof(int), batch * sizeof(int),
-                                   info_h, 0, NULL, NULL);
+        if (!dev_panels)
+            err = clEnqueueWriteBuffer(w.q, info, CL_TRUE, offInfo * sizeof(int),
+                                       batch * sizeof(int), info_h, 0, NULL, NULL);
         if (err == CL_SUCCESS && event)
             err = clEnqueueMarkerWithWaitList(w.q, 0, NULL, event);
         if (err != CL_SUCCESS)
@@ -1097,9 +1494,9 @@ static bcl_status pcyclic_inv(bcl_context *ctx, const char *fn, int dbl, int n, 
     s = choose_method(ctx, fn, n, p, batch, dbl, &method);
     if (s != BCL_SUCCESS)
         return s;
-    if (method == 1) {
+    if (method == 1 || method == 3) {
 #ifdef BCL_HAVE_CLBLAST
-        return bsofi_host(ctx, fn, dbl, n, p, batch, A, B, Hinv, info);
+        return bsofi_host(ctx, fn, dbl, n, p, batch, method == 3, A, B, Hinv, info);
 #endif
     }
     small_plan plan;
@@ -1171,9 +1568,9 @@ static bcl_status pcyclic_inv_cl(bcl_context *ctx, const char *fn, int dbl, int 
         s = choose_method(ctx, fn, n, p, batch, dbl, &method);
     if (s != BCL_SUCCESS)
         return s;
-    if (method == 1) {
+    if (method == 1 || method == 3) {
 #ifdef BCL_HAVE_CLBLAST
-        return bsofi_device(ctx, fn, dbl, n, p, batch, A, offA, B, offB, H, offH, info, offInfo,
+        return bsofi_device(ctx, fn, dbl, n, p, batch, method == 3, A, offA, B, offB, H, offH, info, offInfo,
                             num_wait, wait, event);
 #endif
     }

@@ -33,7 +33,7 @@ static const bcl_tuning_field bcl_tuning_fields[] = {
     {"qr_mapping", BCL_FIELD_MAPPING, offsetof(bcl_params, qr_mapping), 0, 0},
     {"qr_work_items", BCL_FIELD_INT, offsetof(bcl_params, qr_work_items), 0, 1024},
     {"hess_layout", BCL_FIELD_INT, offsetof(bcl_params, hess_layout), 0, BCL_LAYOUT_ROWWISE + 1},
-    {"pcyclic_method", BCL_FIELD_INT, offsetof(bcl_params, pcyclic_method), 0, 2},
+    {"pcyclic_method", BCL_FIELD_INT, offsetof(bcl_params, pcyclic_method), 0, 3},
     {"pcyclic_cv_columns", BCL_FIELD_INT, offsetof(bcl_params, pcyclic_cv_columns), -1, 1 << 20},
 };
 #define BCL_TUNING_FIELD_COUNT (sizeof bcl_tuning_fields / sizeof bcl_tuning_fields[0])

@@ -1,8 +1,9 @@
 /* Block p-cyclic inversion against LAPACK dgetrf + dgetri on the assembled H (double precision):
  * ||H H^-1 - I||_1 / (N eps ||H||_1 ||H^-1||_1) < 30 and the distance to LAPACK's inverse within
- * its condition bound, for both methods, random, QMC-like and ill-conditioned blocks; singular
- * problems mid-batch, device buffers, a failing clBLAST, bad arguments.
- * Usage: test_pcyclic <group>, group one of grid-clblast, grid-kernel, numerics, api.
+ * its condition bound, for the three methods (1: host panels + clBLAST, 2: batched kernels, 3:
+ * device panels + clBLAST), random, QMC-like and ill-conditioned blocks; singular problems
+ * mid-batch, device buffers, a failing clBLAST, bad arguments.
+ * Usage: test_pcyclic <group>, group one of grid-clblast, grid-device, grid-kernel, numerics, api.
  * BATCHCL_TEST_QUICK (the sanitizer pass) thins the grids to n in {1, 8, 17, 100} x p in {2, 7, 40}
  * less (100, 40). */
 #include "testutil.h"
@@ -109,20 +110,32 @@ static void check_batch(bcl_context *ctx, int dbl, int kind, double cond, int n,
 
 /* ---- the grids ---- */
 
-static void test_grid_clblast(void **state)
+/* method 1 (host panels) or 3 (device panels: n = 100 crosses three of its 32-column blocks) */
+static void grid_bsofi(int method)
 {
-    (void)state;
     if (!bcl_pcyclic_has_clblast())
         skip();
     bcl_context *ctx = tu_context();
-    use_method(ctx, 1, 0);
+    use_method(ctx, method, 0);
     for (size_t i = 0; i < sizeof grid_n / sizeof grid_n[0]; ++i)
         for (size_t j = 0; j < sizeof grid_p / sizeof grid_p[0]; ++j)
             for (int kind = 0; kind < GRID_KINDS; ++kind)
                 if (!grid_skips(grid_n[i], grid_p[j]))
                     check_batch(ctx, 1, kind, kind == 2 ? GRID_COND : 0, grid_n[i], grid_p[j], 1,
-                                "clBLAST");
+                                method == 1 ? "host panels" : "device panels");
     bcl_destroy(ctx);
+}
+
+static void test_grid_clblast(void **state)
+{
+    (void)state;
+    grid_bsofi(1);
+}
+
+static void test_grid_device(void **state)
+{
+    (void)state;
+    grid_bsofi(3);
 }
 
 static void test_grid_kernel(void **state)
@@ -149,8 +162,8 @@ static void test_ill_conditioned(void **state)
     (void)state;
     bcl_context *ctx = tu_context();
     const double conds[] = {1e6, 1e10};
-    for (int method = 1; method <= 2; ++method) {
-        if (method == 1 && !bcl_pcyclic_has_clblast())
+    for (int method = 1; method <= 3; ++method) {
+        if (method != 2 && !bcl_pcyclic_has_clblast())
             continue;
         use_method(ctx, method, 0);
         for (int c = 0; c < 2; ++c) {
@@ -188,6 +201,27 @@ static void test_variants(void **state)
         use_method(ctx, 1, 0);
         check_batch(ctx, 1, 0, 0, 10, 8, 1, "clBLAST model");
         assert_non_null(strstr(bcl_last_kernel(ctx), "model: host panel step"));
+        /* device panels: p = 1, a batch, single precision (the panels in float too), the splits */
+        use_method(ctx, 3, 0);
+        check_batch(ctx, 1, 0, 0, 37, 1, 2, "device panels p=1");
+        check_batch(ctx, 1, 1, 0, 12, 9, 3, "device panels batch");
+        check_batch(ctx, 0, 0, 0, 40, 6, 2, "device panels single");
+        assert_non_null(strstr(bcl_last_kernel(ctx), "method 3"));
+        assert_non_null(strstr(bcl_last_kernel(ctx), "in registers"));
+        /* the panel kernel for n > 256, which reads its block column from global memory */
+        setenv("BATCHCL_PCYCLIC_PANEL", "global", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 37, 4, 1, "device panels, global memory");
+        check_batch(ctx, 0, 0, 0, 40, 3, 1, "device panels, global memory");
+        unsetenv("BATCHCL_PCYCLIC_PANEL");
+        assert_non_null(strstr(bcl_last_kernel(ctx), "in global memory"));
+        for (int s = 0; s < 5; ++s) {
+            use_method(ctx, 3, splits[s]);
+            check_batch(ctx, 1, 0, 0, 10, 8, 1, "device panels j_F");
+            char want[32];
+            snprintf(want, sizeof want, "j_F = %d of", splits[s] < 0 ? 0 : splits[s] > 7 ? 7 : splits[s]);
+            if (!strstr(bcl_last_kernel(ctx), want))
+                fail_msg("expected %s in: %s", want, bcl_last_kernel(ctx));
+        }
     }
     bcl_destroy(ctx);
 }
@@ -198,8 +232,8 @@ static void test_failure_isolation(void **state)
 {
     (void)state;
     bcl_context *ctx = tu_context();
-    for (int method = 1; method <= 2; ++method) {
-        if (method == 1 && !bcl_pcyclic_has_clblast())
+    for (int method = 1; method <= 3; ++method) {
+        if (method != 2 && !bcl_pcyclic_has_clblast())
             continue;
         use_method(ctx, method, 0);
         const int n = 6, p = 5;
@@ -251,8 +285,8 @@ static void test_device_buffers(void **state)
     bcl_context *ctx = tu_context();
     cl_context cl = bcl_cl_context(ctx);
     cl_command_queue q = bcl_cl_queue(ctx);
-    for (int method = 1; method <= 2; ++method) {
-        if (method == 1 && !bcl_pcyclic_has_clblast())
+    for (int method = 1; method <= 3; ++method) {
+        if (method != 2 && !bcl_pcyclic_has_clblast())
             continue;
         /* single precision with clBLAST is covered in numerics: its kernels compile once */
         for (int dbl = method == 1; dbl < 2; ++dbl) {
@@ -276,10 +310,10 @@ static void test_device_buffers(void **state)
                                        (blocks * batch + off) * es, Boff, &err);
             cl_mem dX = clCreateBuffer(cl, CL_MEM_READ_WRITE, (NN * batch + off) * es, NULL, &err);
             cl_mem dI = clCreateBuffer(cl, CL_MEM_READ_WRITE, (batch + off) * sizeof(int), NULL, &err);
-            /* method 2 waits on the device for a user event; method 1 reads the blocks on the host
-             * and so waits there: give it one that is complete */
+            /* method 2 waits on the device for a user event; methods 1 and 3 wait on the host:
+             * give them one that is complete */
             cl_event user = clCreateUserEvent(cl, &err), ev = NULL;
-            if (method == 1)
+            if (method != 2)
                 clSetUserEventStatus(user, CL_COMPLETE);
             TU_STATUS(ctx, BCL_SUCCESS,
                       dbl ? bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, off, dB, off, dX, off, dI, off,
@@ -334,8 +368,9 @@ static void test_clblast_failure(void **state)
         TU_STATUS(ctx, BCL_NOT_IMPLEMENTED, bcl_dpcyclic_inv(ctx, n, p, 1, A, B, X, info));
         assert_non_null(strstr(bcl_last_error(ctx), "clBLAST"));
     } else {
-        for (int cv = -1; cv <= 2; cv += 3) { /* fails in the row or the column version first */
-            use_method(ctx, 1, cv);
+        for (int m3 = 0; m3 < 4; ++m3) { /* row or column version first; host or device panels */
+            const int cv = m3 & 1 ? 2 : -1;
+            use_method(ctx, m3 < 2 ? 1 : 3, cv);
             setenv("BATCHCL_CLBLAST_FAIL", "1", 1);
             TU_STATUS(ctx, BCL_OPENCL_ERROR, bcl_dpcyclic_inv(ctx, n, p, 1, A, B, X, info));
             unsetenv("BATCHCL_CLBLAST_FAIL");
@@ -407,7 +442,7 @@ static void test_bad_arguments(void **state)
     free(A33);
     free(B33);
     free(X33);
-    prm.pcyclic_method = 3;
+    prm.pcyclic_method = 4;
     TU_STATUS(ctx, BCL_INVALID_ARGUMENT, bcl_set_params(ctx, &prm));
     prm.pcyclic_method = 0;
     prm.pcyclic_cv_columns = -2;
@@ -452,6 +487,7 @@ int main(int argc, char **argv)
     const char *group = argc > 1 ? argv[1] : "all";
     const struct CMUnitTest grid_clblast[] = {cmocka_unit_test(test_grid_clblast)};
     const struct CMUnitTest grid_kernel[] = {cmocka_unit_test(test_grid_kernel)};
+    const struct CMUnitTest grid_device[] = {cmocka_unit_test(test_grid_device)};
     const struct CMUnitTest numerics[] = {cmocka_unit_test(test_ill_conditioned),
                                           cmocka_unit_test(test_variants),
                                           cmocka_unit_test(test_failure_isolation)};
@@ -465,6 +501,8 @@ int main(int argc, char **argv)
         failed += cmocka_run_group_tests_name("pcyclic numerics", numerics, NULL, NULL);
     if (all || !strcmp(group, "grid-kernel"))
         failed += cmocka_run_group_tests_name("pcyclic grid kernel", grid_kernel, NULL, NULL);
+    if (all || !strcmp(group, "grid-device"))
+        failed += cmocka_run_group_tests_name("pcyclic grid device", grid_device, NULL, NULL);
     if (all || !strcmp(group, "grid-clblast"))
         failed += cmocka_run_group_tests_name("pcyclic grid clblast", grid_clblast, NULL, NULL);
     return failed ? 1 : 0;
