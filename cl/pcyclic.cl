@@ -338,6 +338,20 @@ static real blue_norm(real sml, real med, real big)
     return sqrt(med);
 }
 
+/* dlarft, column j of the block's T: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v_j), T(j, j) =
+ * tau, with dots[0:j] = V(:, 0:j)^T v_j. No barrier: the caller's next one publishes it. */
+static void t_column(__local real *tl, __local const real *dots, real tau, int j, int lid)
+{
+    if (lid < j) {
+        real s = 0;
+        for (int l = lid; l < j; ++l)
+            s += tl[l * QR_NB + lid] * dots[l];
+        tl[j * QR_NB + lid] = -tau * s;
+    } else if (lid == j) {
+        tl[j * QR_NB + j] = tau;
+    }
+}
+
 /* Factor columns j0 .. j0+nbk-1 of P over rows j0 .. m-1 (nbk <= QR_NB): the reflectors v (LAPACK
  * dlarfg: beta = -sign(alpha) ||(alpha, x)||, tau = (beta - alpha) / beta, v = x / (alpha - beta))
  * below the diagonal of P and, explicitly, in V; beta on the diagonal; the block's T (QR_NB x
@@ -430,15 +444,7 @@ void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __g
             for (int r = col + lane; r < m; r += QR_RL)
                 pcol[r] -= w * vc[r];
         }
-        /* dlarft: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v_j), T(j, j) = tau */
-        if (lid < j) {
-            real s = 0;
-            for (int l = lid; l < j; ++l)
-                s += tl[l * QR_NB + lid] * dots[l];
-            tl[j * QR_NB + lid] = -tau * s;
-        } else if (lid == j) {
-            tl[j * QR_NB + j] = tau;
-        }
+        t_column(tl, dots, tau, j, lid);
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
     for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)
@@ -544,14 +550,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             for (int i = 0; i < PANEL_ROWS; ++i)
                 a[i] -= w * vbuf[lane + QR_RL * i];
         }
-        if (lid < j) {
-            real s = 0;
-            for (int l = lid; l < j; ++l)
-                s += tl[l * QR_NB + lid] * dots[l];
-            tl[j * QR_NB + lid] = -tau * s;
-        } else if (lid == j) {
-            tl[j * QR_NB + j] = tau;
-        }
+        t_column(tl, dots, tau, j, lid);
     }
     UNROLL
     for (int i = 0; i < PANEL_ROWS; ++i) {

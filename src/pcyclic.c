@@ -1,7 +1,8 @@
 /* Block p-cyclic inversion (BSOFI; Gogolenko, Bai & Scalettar:
  * block-p-cyclic-inversion-bsofi-gogolenko-bai-scalettar.txt): argument checks, the choice of
  * method, the host-panel / clBLAST-GEMM method (1), the batched local-memory kernels (2,
- * cl/pcyclic.cl) and the device-panel / clBLAST-GEMM method (3, kernels of cl/pcyclic.cl). Block indices are 0-based here: block (r, c) of H^-1 starts at element
+ * cl/pcyclic.cl) and the device-panel / clBLAST-GEMM method (3, kernels of cl/pcyclic.cl).
+ * Block indices are 0-based here: block (r, c) of H^-1 starts at element
  * c*n*N + r*n of the column-major N x N array. */
 #include "internal.h"
 
@@ -1405,15 +1406,17 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
 
 /* Device buffers: the blocks are read back for the panels; H^-1 stays on the device. */
 static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n, int p,
-                               size_t batch, int dev_panels, cl_mem A, size_t offA, cl_mem B, size_t offB,
+                               size_t batch, int dev_panels, cl_mem A, size_t offA, cl_mem B,
+                               size_t offB,
                                cl_mem H, size_t offH, cl_mem info, size_t offInfo, cl_uint num_wait,
                                const cl_event *wait, cl_event *event)
 {
     bsofi w;
     bcl_status s = bsofi_init(ctx, fn, dbl, n, p, dev_panels, &w);
     const size_t nn = w.nn, NN = (size_t)w.N * w.N, es = w.es, blocks = (size_t)p * nn;
-    double *Ah = malloc(sizeof *Ah * blocks), *Bh = malloc(sizeof *Bh * blocks);
-    void *raw = malloc(blocks * es);
+    const size_t host_blocks = dev_panels ? 1 : blocks; /* method 3 reads nothing back */
+    double *Ah = malloc(sizeof *Ah * host_blocks), *Bh = malloc(sizeof *Bh * host_blocks);
+    void *raw = malloc(host_blocks * es);
     int *info_h = malloc(sizeof *info_h * batch);
     if (s == BCL_SUCCESS && (!Ah || !Bh || !raw || !info_h))
         s = bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);

@@ -175,7 +175,21 @@ static void test_ill_conditioned(void **state)
     bcl_destroy(ctx);
 }
 
-/* p = 1 (H = A_1 + B_1), batches through the clBLAST method, single precision, and every split
+/* every split between the column and row versions, forced, and stated in the plan */
+static void check_splits(bcl_context *ctx, int method, const char *what)
+{
+    const int splits[] = {-1, 1, 2, 4, 8};
+    for (int s = 0; s < 5; ++s) {
+        use_method(ctx, method, splits[s]);
+        check_batch(ctx, 1, 0, 0, 10, 8, 1, what);
+        char want[32];
+        snprintf(want, sizeof want, "j_F = %d of", splits[s] < 0 ? 0 : splits[s] > 7 ? 7 : splits[s]);
+        if (!strstr(bcl_last_kernel(ctx), want))
+            fail_msg("expected %s in: %s", want, bcl_last_kernel(ctx));
+    }
+}
+
+/* p = 1 (H = A_1 + B_1), batches through the clBLAST methods (1 and 3), single precision, every split
  * between the column and row versions of the back substitution. */
 static void test_variants(void **state)
 {
@@ -188,15 +202,7 @@ static void test_variants(void **state)
         check_batch(ctx, 1, 0, 0, 5, 1, 2, "clBLAST p=1");
         check_batch(ctx, 1, 1, 0, 12, 9, 3, "clBLAST batch");
         check_batch(ctx, 0, 0, 0, 20, 6, 2, "clBLAST single");
-        const int splits[] = {-1, 1, 2, 4, 8};
-        for (int s = 0; s < 5; ++s) {
-            use_method(ctx, 1, splits[s]);
-            check_batch(ctx, 1, 0, 0, 10, 8, 1, "clBLAST j_F");
-            char want[32];
-            snprintf(want, sizeof want, "j_F = %d of", splits[s] < 0 ? 0 : splits[s] > 7 ? 7 : splits[s]);
-            if (!strstr(bcl_last_kernel(ctx), want))
-                fail_msg("expected %s in: %s", want, bcl_last_kernel(ctx));
-        }
+        check_splits(ctx, 1, "clBLAST j_F");
         /* the model's choice, stated */
         use_method(ctx, 1, 0);
         check_batch(ctx, 1, 0, 0, 10, 8, 1, "clBLAST model");
@@ -214,14 +220,7 @@ static void test_variants(void **state)
         check_batch(ctx, 0, 0, 0, 40, 3, 1, "device panels, global memory");
         unsetenv("BATCHCL_PCYCLIC_PANEL");
         assert_non_null(strstr(bcl_last_kernel(ctx), "in global memory"));
-        for (int s = 0; s < 5; ++s) {
-            use_method(ctx, 3, splits[s]);
-            check_batch(ctx, 1, 0, 0, 10, 8, 1, "device panels j_F");
-            char want[32];
-            snprintf(want, sizeof want, "j_F = %d of", splits[s] < 0 ? 0 : splits[s] > 7 ? 7 : splits[s]);
-            if (!strstr(bcl_last_kernel(ctx), want))
-                fail_msg("expected %s in: %s", want, bcl_last_kernel(ctx));
-        }
+        check_splits(ctx, 3, "device panels j_F");
     }
     bcl_destroy(ctx);
 }

@@ -894,6 +894,12 @@ static int pcyclic_candidates(const tune_env *e, int dbl, int n, candidate *c)
         p.pcyclic_cv_columns = cv[i];
         add(c, &k, &p, "host panels + clBLAST, %s", i == 0 ? "j_F from the model" : i == 1 ? "row version only" : "column version for all");
     }
+    for (int i = 0; i < 2; ++i) { /* device panels: rows only (its default), columns for all */
+        memset(&p, 0, sizeof p);
+        p.pcyclic_method = 3;
+        p.pcyclic_cv_columns = i == 0 ? 0 : 1 << 20;
+        add(c, &k, &p, "device panels + clBLAST, %s", i == 0 ? "row version" : "column version for all");
+    }
     return k;
 }
 
@@ -994,7 +1000,8 @@ static const tune_routine registry[] = {
      geev_sizes, geev_candidates, geev_batch, geev_setup, geev_run, geev_verify},
     {"pcyclic", "bcl_xpcyclic_inv (tuned at p = 16, wall time from host memory)",
      "method 2 (batched local-memory kernels, n <= 32) | method 1 (host panels + clBLAST) with "
-     "j_F from the model, row version only, or column version for all",
+     "j_F from the model, row version only, or column version for all | method 3 (device panels "
+     "+ clBLAST) with the row version or the column version for all",
      pcyclic_sizes, pcyclic_candidates, pcyclic_batch, pcyclic_setup, pcyclic_run, pcyclic_verify},
 };
 #define ROUTINES (int)(sizeof registry / sizeof registry[0])
