@@ -40,7 +40,7 @@ typedef struct {
     int ppg; /* problems per work-group for the forced variants; 0 = table */
     int p_list[64], p_count; /* bench pcyclic: block counts; 0 = from --order */
     int order;               /* bench pcyclic: N = n*p to aim at */
-    int method;              /* bench pcyclic: 0 table, 1 clBLAST, 2 batched kernels */
+    int method;              /* bench pcyclic: 0 table, 1/3 host/device panels, 2 batched */
     const char *methods;     /* bench sysv: all or some of ldlt,hpcr,eigen,auto (default ldlt) */
     size_t chunks[32]; /* bench geev: host-memory chunk sizes */
     int chunk_count;
@@ -110,7 +110,7 @@ static void usage(void)
          "  --ppg P                   matrices per work-group of the forced variants (default: the\n"
          "                            table's)\n"
          "pcyclic options: --n LIST (block sizes), --p LIST (blocks; default N/n), --order N (the\n"
-         "  matrix order aimed at, default 10240 on GPUs, 2048 on CPUs), --method 0|1|2, --batch B\n"
+         "  matrix order aimed at, default 10240 on GPUs, 2048 on CPUs), --method 0|1|2|3, --batch B\n"
          "  (matrices per call; > 1 with n <= 32 runs the batched kernels)");
 }
 
