@@ -587,10 +587,11 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
     const int n = w->n, p = w->p;
     const size_t nn = w->nn;
     bcl_status s = BCL_SUCCESS;
-    if (w->dev_panels)
+    if (w->dev_panels) /* all diagonal blocks in one launch */
         s = tri_inverse(w, w->jF, p - w->jF, H, offH);
-    for (int i = w->jF; i < p && s == BCL_SUCCESS && !w->dev_panels; ++i)
-        s = invert_diagonal(w, i, H, offH);
+    else
+        for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i)
+            s = invert_diagonal(w, i, H, offH);
     size_t *off = malloc(sizeof *off * 3 * (size_t)p);
     double *scalars = malloc(sizeof *scalars * 2 * (size_t)p);
     if (!off || !scalars) {
@@ -713,16 +714,19 @@ static bcl_status dev_kernels(bsofi *w)
         if (w->k_panel->max_work_group >= (size_t)w->panel_wg)
             break;
     }
-    const char *names[6] = {w->panel_rows ? "qr_panel_reg" : "qr_panel", "qr_apply", "qr_take_r", "tri_inverse", "set_identity",
-                            "bsofi_finish"};
-    bcl_kernel_entry **out[6] = {&w->k_panel, &w->k_apply, &w->k_take_r, &w->k_tri, &w->k_eye,
+    /* the rest from the panel kernel's program; qr_apply and tri_inverse need groups of 256 */
+    const char *names[6] = {w->panel_rows ? "qr_panel_reg" : "qr_panel", "qr_apply", "tri_inverse",
+                            "qr_take_r", "set_identity", "bsofi_finish"};
+    bcl_kernel_entry **out[6] = {&w->k_panel, &w->k_apply, &w->k_tri, &w->k_take_r, &w->k_eye,
                                  &w->k_finish};
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 1; i < 6; ++i) {
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, names[i], out[i]);
         if (s != BCL_SUCCESS)
             return s;
+    }
+    for (int i = 0; i < 3; ++i) {
         const size_t need = i == 0 ? (size_t)w->panel_wg : QR_WG;
-        if (i < 4 && (*out[i])->max_work_group < need)
+        if ((*out[i])->max_work_group < need)
             return bcl_fail(w->ctx, BCL_UNSUPPORTED_SIZE,
                             "%s: the device panels (pcyclic_method 3) need %zu work-items per group "
                             "in %s; the device allows %zu",
