@@ -649,15 +649,27 @@ void start_vector(MEM const real *Hm, ulong gs, int mm, real s1r, real s1i, real
                   real *v1, real *v2, real *v3)
 {
     const real hmm = HH(mm, mm), h21 = HH(mm + 1, mm);
-    real s = fabs(hmm - s2r) + fabs(s2i) + fabs(h21);
-    const real h21s = h21 / s;
-    real a = h21s * HH(mm, mm + 1) + (hmm - s1r) * ((hmm - s2r) / s) - s1i * (s2i / s);
+    const real s = fabs(hmm - s2r) + fabs(s2i) + fabs(h21);
+    /* dlahqr divides by s three times; any scale near 1/s serves (the vector is normalized
+     * below), so one reciprocal, or the division where 1/s would overflow */
+    real h21s, ds2r, ds2i;
+    if (s >= SAFMIN) {
+        const real rs = (real)1 / s;
+        h21s = h21 * rs;
+        ds2r = (hmm - s2r) * rs;
+        ds2i = s2i * rs;
+    } else {
+        h21s = h21 / s;
+        ds2r = (hmm - s2r) / s;
+        ds2i = s2i / s;
+    }
+    real a = h21s * HH(mm, mm + 1) + (hmm - s1r) * ds2r - s1i * ds2i;
     real b = h21s * (hmm + HH(mm + 1, mm + 1) - s1r - s2r);
     real c = h21s * HH(mm + 2, mm + 1);
-    s = (real)1 / (fabs(a) + fabs(b) + fabs(c));
-    *v1 = a * s;
-    *v2 = b * s;
-    *v3 = c * s;
+    const real rn = (real)1 / (fabs(a) + fabs(b) + fabs(c));
+    *v1 = a * rn;
+    *v2 = b * rn;
+    *v3 = c * rn;
 }
 
 /* Can the sweep start at mm > l, i.e. are H(mm,mm-1) and the bulge it would create negligible?
@@ -853,6 +865,48 @@ void qr_plan(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local con
     r->zero_sub = 0;
     r->blk = 0;
     r->rot = 0;
+    /* the common rounds first, the steps of a sweep, without the dispatch below: PH_START is
+     * always followed by the sweep's first step, and PH_CHASE is only entered here */
+    if (s->phase == PH_START) {
+        s->m = max(res[s->slot], s->l);
+        s->k = s->m;
+        s->phase = PH_CHASE;
+    }
+    if (s->phase == PH_CHASE) {
+        const int i = s->i, k = s->k, m = s->m, l = s->l;
+        if (k > i - 1) {
+            /* the sweep is over: next iteration, starting with a deflation scan */
+            s->its += 1;
+            s->phase = PH_DEFL;
+            r->scan = ACT_SCAN_DEFL;
+            r->lo = l;
+            r->hi = i;
+            s->slot ^= 1;
+            return;
+        }
+        const int nr = min(3, i - k + 1);
+        real x1, x2, x3;
+        if (k > m) {
+            x1 = HH(k, k - 1);
+            x2 = HH(k + 1, k - 1);
+            x3 = nr == 3 ? HH(k + 2, k - 1) : 0;
+        } else {
+            x1 = sv[0];
+            x2 = sv[1];
+            x3 = sv[2];
+        }
+        r->beta = reflector(nr, x1, x2, x3, &r->tau, &r->v2, &r->v3);
+        /* k == m > l: scale H(m, m-1), which avoids a bug when v2 and v3 underflow (dlahqr) */
+        r->bulge = k > m ? 1 : m > l ? 2 : 0;
+        r->chase = 1;
+        r->k = k;
+        r->nr = nr;
+        r->c1 = wantt ? n - 1 : i;
+        r->r0 = wantt ? 0 : l;
+        r->r1 = min(k + 3, i);
+        s->k = k + 1;
+        return;
+    }
     for (;;) {
         const int ph = s->phase;
         if (ph == PH_DONE)
@@ -945,10 +999,20 @@ void qr_plan(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local con
             const real sc = fabs(h11) + fabs(h12) + fabs(h21) + fabs(h22);
             real s1r = 0, s1i = 0, s2r = 0, s2i = 0;
             if (sc != 0) {
-                h11 /= sc;
-                h21 /= sc;
-                h12 /= sc;
-                h22 /= sc;
+                /* one reciprocal for dlahqr's four divisions (the shifts are scaled back by sc,
+                 * so any factor near 1/sc serves), the divisions where 1/sc would overflow */
+                if (sc >= SAFMIN) {
+                    const real rsc = (real)1 / sc;
+                    h11 *= rsc;
+                    h21 *= rsc;
+                    h12 *= rsc;
+                    h22 *= rsc;
+                } else {
+                    h11 /= sc;
+                    h21 /= sc;
+                    h12 /= sc;
+                    h22 /= sc;
+                }
                 const real tr = (h11 + h22) / 2;
                 const real det = (h11 - tr) * (h22 - tr) - h12 * h21;
                 const real rtdisc = sqrt(fabs(det));
@@ -985,47 +1049,53 @@ void qr_plan(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local con
             s->slot ^= 1;
             return;
         }
-        if (ph == PH_START) {
-            s->m = max(res[s->slot], s->l);
-            s->k = s->m;
-            s->phase = PH_CHASE;
-            continue;
-        }
-        /* PH_CHASE */
-        const int i = s->i, k = s->k, m = s->m, l = s->l;
-        if (k > i - 1) {
-            /* the sweep is over: next iteration, starting with a deflation scan */
-            s->its += 1;
-            s->phase = PH_DEFL;
-            r->scan = ACT_SCAN_DEFL;
-            r->lo = l;
-            r->hi = i;
-            s->slot ^= 1;
-            return;
-        }
-        const int nr = min(3, i - k + 1);
-        real x1, x2, x3;
-        if (k > m) {
-            x1 = HH(k, k - 1);
-            x2 = HH(k + 1, k - 1);
-            x3 = nr == 3 ? HH(k + 2, k - 1) : 0;
-        } else {
-            x1 = sv[0];
-            x2 = sv[1];
-            x3 = sv[2];
-        }
-        r->beta = reflector(nr, x1, x2, x3, &r->tau, &r->v2, &r->v3);
-        /* k == m > l: scale H(m, m-1), which avoids a bug when v2 and v3 underflow (dlahqr) */
-        r->bulge = k > m ? 1 : m > l ? 2 : 0;
-        r->chase = 1;
-        r->k = k;
-        r->nr = nr;
-        r->c1 = wantt ? n - 1 : i;
-        r->r0 = wantt ? 0 : l;
-        r->r1 = min(k + 3, i);
-        s->k = k + 1;
-        return;
     }
+}
+
+/* A sweep step's reflector I - t1 (1, v2, v3)^T (1, v2, v3) on the triples (o + e0, o + e1,
+ * o + e2) of one work-item's slices j = j0, j0 + P, ... <= j1: o = POFF(j) + k for the columns of
+ * H (cols, the reflector from the left), o = j for the rows of H or Z (from the right, the three
+ * columns at e0, e1, e2). With -DNFIX the slices are unrolled and every load is issued before
+ * the first store (the compiler keeps them in order: it cannot tell the slices apart), so their
+ * latencies overlap. */
+#if defined(NFIX) && (NFIX + P - 1) / P <= 8
+#define QR_TRIPS ((NFIX + P - 1) / P)
+#endif
+void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
+              int j1, real t1, real v2, real v3)
+{
+    const real t2 = t1 * v2, t3 = t1 * v3;
+#ifdef QR_TRIPS
+    real a0[QR_TRIPS], a1[QR_TRIPS], a2[QR_TRIPS];
+#pragma unroll
+    for (int q = 0; q < QR_TRIPS; ++q) {
+        const int j = j0 + q * P, o = cols ? POFF(j) + k : j;
+        if (j <= j1) {
+            a0[q] = AT(base, o + e0);
+            a1[q] = AT(base, o + e1);
+            a2[q] = AT(base, o + e2);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < QR_TRIPS; ++q) {
+        const int j = j0 + q * P, o = cols ? POFF(j) + k : j;
+        if (j <= j1) {
+            const real sum = a0[q] + v2 * a1[q] + v3 * a2[q];
+            AT(base, o + e0) = a0[q] - sum * t1;
+            AT(base, o + e1) = a1[q] - sum * t2;
+            AT(base, o + e2) = a2[q] - sum * t3;
+        }
+    }
+#else
+    for (int j = j0; j <= j1; j += P) {
+        const int o = cols ? POFF(j) + k : j;
+        const real h0 = AT(base, o + e0), h1 = AT(base, o + e1), h2 = AT(base, o + e2);
+        const real sum = h0 + v2 * h1 + v3 * h2;
+        AT(base, o + e0) = h0 - sum * t1;
+        AT(base, o + e1) = h1 - sum * t2;
+        AT(base, o + e2) = h2 - sum * t3;
+    }
+#endif
 }
 
 /* Per-matrix local reals (SWB): H band-packed (lstride covers it), then Z (LDA*n) with
@@ -1112,7 +1182,23 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
          * reflector from the left ---- */
         int hit = -1;
         real hv1 = 0, hv2 = 0, hv3 = 0;
-        if (rd.scan == ACT_SCAN_DEFL) {
+        if (rd.chase) {
+            const int k = rd.k, c1 = rd.c1;
+            const real t1 = rd.tau, v2 = rd.v2;
+            if (rd.nr == 3) {
+                /* rows k..k+2 of columns k..c1 (column j's row k at POFF(j) + k) */
+                reflect3(Hm, gs, true, k, 0, 1, 2, k + t, c1, t1, v2, rd.v3);
+            } else {
+                const real t2 = t1 * v2;
+                for (int j = k + t; j <= c1; j += P) {
+                    const int o = POFF(j) + k;
+                    const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1);
+                    const real sum = h0 + v2 * h1;
+                    AT(Hm, o) = h0 - sum * t1;
+                    AT(Hm, o + 1) = h1 - sum * t2;
+                }
+            }
+        } else if (rd.scan == ACT_SCAN_DEFL) {
             for (int kk = rd.hi - t; kk > rd.lo; kk -= P)
                 if (defl_test(Hm, gs, kk, rd.hi, smlnum)) {
                     GEEV_MAX(&res[st.slot], kk);
@@ -1127,28 +1213,6 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
                     break;
                 }
             }
-        } else if (rd.chase) {
-            const int k = rd.k, c1 = rd.c1;
-            const real t1 = rd.tau, v2 = rd.v2, t2 = t1 * v2;
-            if (rd.nr == 3) {
-                const real v3 = rd.v3, t3 = t1 * v3;
-                for (int j = k + t; j <= c1; j += P) {
-                    const int o = POFF(j) + k;
-                    const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1), h2 = AT(Hm, o + 2);
-                    const real sum = h0 + v2 * h1 + v3 * h2;
-                    AT(Hm, o) = h0 - sum * t1;
-                    AT(Hm, o + 1) = h1 - sum * t2;
-                    AT(Hm, o + 2) = h2 - sum * t3;
-                }
-            } else {
-                for (int j = k + t; j <= c1; j += P) {
-                    const int o = POFF(j) + k;
-                    const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1);
-                    const real sum = h0 + v2 * h1;
-                    AT(Hm, o) = h0 - sum * t1;
-                    AT(Hm, o + 1) = h1 - sum * t2;
-                }
-            }
         }
         SYNC();
 #if P > 1
@@ -1159,46 +1223,17 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
         const int more = busy;
 #endif
         /* ---- phase 2: the reflector from the right and on Z, the serial part's writes ---- */
-        if (rd.scan) {
-            /* the other slot is free again: every read of it came before the last barrier */
-            if (lead)
-                res[st.slot ^ 1] = -1;
-            if (rd.scan == ACT_SCAN_START) {
-                /* the one work-item whose first hit won stores its vector; with no hit the
-                 * lead computes it at lo */
-                const int got = res[st.slot];
-                const bool none = got <= rd.lo;
-                if (none && lead)
-                    start_vector(Hm, gs, rd.lo, st.s1r, st.s1i, st.s2r, st.s2i, &hv1, &hv2, &hv3);
-                if (none ? lead : hit == got) {
-                    sv[0] = hv1;
-                    sv[1] = hv2;
-                    sv[2] = hv3;
-                }
-            }
-        }
         if (rd.chase) {
             const int k = rd.k, r1 = rd.r1;
-            const real t1 = rd.tau, v2 = rd.v2, t2 = t1 * v2;
+            const real t1 = rd.tau, v2 = rd.v2;
             const int o0 = POFF(k), o1 = POFF(k + 1), o2 = POFF(k + 2);
             if (rd.nr == 3) {
-                const real v3 = rd.v3, t3 = t1 * v3;
-                for (int j = rd.r0 + t; j <= r1; j += P) {
-                    const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j), h2 = AT(Hm, o2 + j);
-                    const real sum = h0 + v2 * h1 + v3 * h2;
-                    AT(Hm, o0 + j) = h0 - sum * t1;
-                    AT(Hm, o1 + j) = h1 - sum * t2;
-                    AT(Hm, o2 + j) = h2 - sum * t3;
-                }
+                reflect3(Hm, gs, false, 0, o0, o1, o2, rd.r0 + t, r1, t1, v2, rd.v3);
                 if (wantz)
-                    for (int j = t; j < n; j += P) {
-                        const real z0 = ZZ(j, k), z1 = ZZ(j, k + 1), z2 = ZZ(j, k + 2);
-                        const real sum = z0 + v2 * z1 + v3 * z2;
-                        ZZ(j, k) = z0 - sum * t1;
-                        ZZ(j, k + 1) = z1 - sum * t2;
-                        ZZ(j, k + 2) = z2 - sum * t3;
-                    }
+                    reflect3(Zm, gs, false, 0, k * lda, (k + 1) * lda, (k + 2) * lda, t, n - 1,
+                             t1, v2, rd.v3);
             } else {
+                const real t2 = t1 * v2;
                 for (int j = rd.r0 + t; j <= r1; j += P) {
                     const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j);
                     const real sum = h0 + v2 * h1;
@@ -1221,6 +1256,23 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
                         HH(k + 2, k - 1) = 0;
                 } else if (rd.bulge == 2) {
                     HH(k, k - 1) = HH(k, k - 1) * (1 - t1);
+                }
+            }
+        } else if (rd.scan) {
+            /* the other slot is free again: every read of it came before the last barrier */
+            if (lead)
+                res[st.slot ^ 1] = -1;
+            if (rd.scan == ACT_SCAN_START) {
+                /* the one work-item whose first hit won stores its vector; with no hit the
+                 * lead computes it at lo */
+                const int got = res[st.slot];
+                const bool none = got <= rd.lo;
+                if (none && lead)
+                    start_vector(Hm, gs, rd.lo, st.s1r, st.s1i, st.s2r, st.s2i, &hv1, &hv2, &hv3);
+                if (none ? lead : hit == got) {
+                    sv[0] = hv1;
+                    sv[1] = hv2;
+                    sv[2] = hv3;
                 }
             }
         }

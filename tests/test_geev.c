@@ -297,15 +297,21 @@ static void test_mappings(void **state)
         free_results(&r);
         free_batch(&b);
     }
-    /* compiled for the exact n (the GPU build) */
-    const variant exact = {"exact-n", BCL_MAPPING_SWB, BCL_MAPPING_SWB, 4, 4, 0, 1};
-    for (int n = 17; n <= 17; ++n) {
-        ref_batch b = make_batch(n, 1, NULL, 0, 1, 5u + n);
-        apply(ctx, &exact);
+    /* compiled for the exact n (the GPU build: the sweep steps' unrolled slices, the last one
+     * partial at n = 17, p = 4 and n = 30 with the widest SWB; the MWB QR step in global memory)
+     * with eigenvectors, so that the Schur form and Z go through them too */
+    const variant exact[] = {{"exact-n swb-p4", BCL_MAPPING_SWB, BCL_MAPPING_SWB, 4, 4, 0, 1},
+                             {"exact-n swb-pW", BCL_MAPPING_SWB, BCL_MAPPING_SWB, 0, 0, 0, 1},
+                             {"exact-n mwb-p4", BCL_MAPPING_SWB, BCL_MAPPING_MWB, 4, 4, 0, 1}};
+    const int exact_n[] = {17, 30, 30};
+    for (size_t v = 0; v < sizeof exact / sizeof exact[0]; ++v) {
+        const int n = exact_n[v];
+        ref_batch b = make_batch(n, 1, NULL, 0, 1, 5u + n + v);
+        apply(ctx, &exact[v]);
         results r = run(ctx, &b, 1, BCL_SUCCESS);
-        check(ctx, &b, &r, exact.name);
+        check(ctx, &b, &r, exact[v].name);
         if (!strstr(bcl_last_kernel(ctx), "-DNFIX="))
-            fail_msg("not the specialized kernel: %s", bcl_last_kernel(ctx));
+            fail_msg("%s: not the specialized kernel: %s", exact[v].name, bcl_last_kernel(ctx));
         free_results(&r);
         free_batch(&b);
     }
