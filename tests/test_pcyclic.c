@@ -64,12 +64,16 @@ static bcl_status invert(bcl_context *ctx, int dbl, int n, int p, size_t batch, 
 
 /* Invert a batch with the context's parameters; every problem must succeed with a scaled residual
  * below the limit, and problem 0 must agree with LAPACK's inverse within its condition bound. */
-static void check_batch(bcl_context *ctx, int dbl, int kind, double cond, int n, int p,
-                        size_t batch, const char *what)
+static void check_scaled(bcl_context *ctx, int dbl, int kind, double cond, int n, int p,
+                         size_t batch, double scale_a, double scale_b, const char *what)
 {
     const size_t blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
     double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
     make_blocks(kind, cond, n, p, batch, 1000u * n + p + 7u * kind, A, B);
+    for (size_t i = 0; i < blocks * batch; ++i) { /* powers of two: exact */
+        A[i] *= scale_a;
+        B[i] *= scale_b;
+    }
     void *Ac = convert(A, blocks * batch, dbl), *Bc = convert(B, blocks * batch, dbl);
     /* the reference sees the blocks the library sees (rounded to float for the float routine) */
     for (size_t i = 0; i < blocks * batch; ++i) {
@@ -106,6 +110,12 @@ static void check_batch(bcl_context *ctx, int dbl, int kind, double cond, int n,
     free(Bc);
     free(X);
     free(info);
+}
+
+static void check_batch(bcl_context *ctx, int dbl, int kind, double cond, int n, int p,
+                        size_t batch, const char *what)
+{
+    check_scaled(ctx, dbl, kind, cond, n, p, batch, 1, 1, what);
 }
 
 /* ---- the grids ---- */
@@ -172,6 +182,37 @@ static void test_ill_conditioned(void **state)
         }
         check_batch(ctx, 0, 2, 1e3, 8, 7, 2, "ill-conditioned");
     }
+    bcl_destroy(ctx);
+}
+
+/* Blocks near the overflow and underflow thresholds (f64), where the device panels' column norms
+ * take Blue's scaled sums (LAPACK 3.10 dnrm2's ranges: squares of entries above 2^486 scaled
+ * down, below 2^-511 scaled up): diagonal blocks in one range and the coupling blocks in the
+ * middle one, so that both kinds of sums meet in one column, then all blocks in one range. Both
+ * panel kernels, and the host panels (LAPACK's own) beside them. */
+static void test_scaled_blocks(void **state)
+{
+    (void)state;
+    if (!bcl_pcyclic_has_clblast())
+        skip();
+    bcl_context *ctx = tu_context();
+    /* 2^10 between the ranges: the smaller one still moves the norms well above rounding */
+    const double big = ldexp(1, 490), mid_big = ldexp(1, 480), small = ldexp(1, -515),
+                 mid_small = ldexp(1, -505), all_big = ldexp(1, 520), all_small = ldexp(1, -540);
+    const double scales[4][2] = {{big, mid_big}, {small, mid_small}, {all_big, all_big},
+                                 {all_small, all_small}};
+    const char *names[4] = {"scaled 2^490 / 2^480", "scaled 2^-515 / 2^-505", "scaled 2^520",
+                            "scaled 2^-540"};
+    for (int method = 1; method <= 3; method += 2) {
+        use_method(ctx, method, 0);
+        for (int c = 0; c < 4; ++c)
+            check_scaled(ctx, 1, 0, 0, 17, 3, 1, scales[c][0], scales[c][1], names[c]);
+    }
+    setenv("BATCHCL_PCYCLIC_PANEL", "global", 1);
+    for (int c = 0; c < 2; ++c)
+        check_scaled(ctx, 1, 0, 0, 17, 3, 1, scales[c][0], scales[c][1], names[c]);
+    unsetenv("BATCHCL_PCYCLIC_PANEL");
+    assert_non_null(strstr(bcl_last_kernel(ctx), "in global memory"));
     bcl_destroy(ctx);
 }
 
@@ -488,6 +529,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest grid_kernel[] = {cmocka_unit_test(test_grid_kernel)};
     const struct CMUnitTest grid_device[] = {cmocka_unit_test(test_grid_device)};
     const struct CMUnitTest numerics[] = {cmocka_unit_test(test_ill_conditioned),
+                                          cmocka_unit_test(test_scaled_blocks),
                                           cmocka_unit_test(test_variants),
                                           cmocka_unit_test(test_failure_isolation)};
     const struct CMUnitTest api[] = {cmocka_unit_test(test_bad_arguments),
