@@ -338,6 +338,20 @@ static real blue_norm(real sml, real med, real big)
     return sqrt(med);
 }
 
+/* dlarfg from alpha and ||x||: beta = -sign(alpha) ||(alpha, x)||, tau = (beta - alpha) / beta and
+ * the factor 1 / (alpha - beta) that turns x into v; x = 0 gives H = I (LAPACK's tau = 0). */
+static void reflector_of(real alpha, real xnorm, real *beta, real *tau, real *scal)
+{
+    *beta = alpha;
+    *tau = 0;
+    *scal = 1;
+    if (xnorm > 0) {
+        *beta = -copysign(hypot(alpha, xnorm), alpha);
+        *tau = (*beta - alpha) / *beta;
+        *scal = 1 / (alpha - *beta);
+    }
+}
+
 /* dlarft, column j of the block's T: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v_j), T(j, j) =
  * tau, with dots[0:j] = V(:, 0:j)^T v_j. No barrier: the caller's next one publishes it. */
 static void t_column(__local real *tl, __local const real *dots, real tau, int j, int lid)
@@ -401,12 +415,8 @@ void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __g
             big += red_big[i];
         }
         const real xnorm = blue_norm(sml, med, big);
-        real beta = alpha, tau = 0, scal = 1; /* x = 0: H = I (LAPACK's tau = 0) */
-        if (xnorm > 0) {
-            beta = -copysign(hypot(alpha, xnorm), alpha);
-            tau = (beta - alpha) / beta;
-            scal = 1 / (alpha - beta);
-        }
+        real beta, tau, scal;
+        reflector_of(alpha, xnorm, &beta, &tau, &scal);
         for (int r = j0 + lid; r < m; r += PANEL_WG) {
             real v = r == col ? 1 : 0;
             if (r > col) {
@@ -504,12 +514,8 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             big += part_big[l];
         }
         const real xnorm = blue_norm(sml, med, big), alpha = alpha_l[0];
-        real beta = alpha, tau = 0, scal = 1;
-        if (xnorm > 0) {
-            beta = -copysign(hypot(alpha, xnorm), alpha);
-            tau = (beta - alpha) / beta;
-            scal = 1 / (alpha - beta);
-        }
+        real beta, tau, scal;
+        reflector_of(alpha, xnorm, &beta, &tau, &scal);
         if (slot == j) {
             __global real *vc = V + (size_t)col * ldv;
             UNROLL
