@@ -14,6 +14,7 @@
 #define GEEV_WANTZ 2
 #define QR_SLOT_INTS 2  /* per matrix: the two scan result slots */
 #define QR_SLOT_REALS 3 /* per matrix: the start vector */
+#define QR_GROUP_INTS 4 /* per group: which kinds of round its matrices want next, two rounds' worth */
 #define HESS_INTS_PER_MATRIX 4
 
 /* scratch arrays of a chunk */
@@ -91,7 +92,7 @@ static size_t step_extra_bytes(int which, size_t mpg, size_t es)
     if (which == 0)
         return (HESS_INTS_PER_MATRIX * mpg + 1) * sizeof(int);
     if (which == 1)
-        return mpg * (QR_SLOT_INTS * sizeof(int) + QR_SLOT_REALS * es) + 2 * sizeof(int);
+        return mpg * (QR_SLOT_INTS * sizeof(int) + QR_SLOT_REALS * es) + QR_GROUP_INTS * sizeof(int);
     return 0;
 }
 
@@ -443,7 +444,7 @@ static bcl_status enqueue_chunk(bcl_context *ctx, const geev_plan *pl, cl_comman
         ARG(lstride);
         ARG_LOCAL(st->local_bytes);
         ARG_LOCAL(st->mpg * QR_SLOT_REALS * es);
-        ARG_LOCAL((st->mpg * QR_SLOT_INTS + 2) * sizeof(int));
+        ARG_LOCAL((st->mpg * QR_SLOT_INTS + QR_GROUP_INTS) * sizeof(int));
         if (err != CL_SUCCESS)
             s = bcl_fail(ctx, BCL_OPENCL_ERROR, "setting the QR kernel's arguments");
         else
