@@ -213,6 +213,10 @@ typedef struct {
 
 bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job);
 
+/* Problems in the next chunk of a host-pointer call: the first ones grow from `least`, the last
+ * ones shrink to it (least >= chunk: every chunk `chunk`). */
+size_t bcl_chunk_count(size_t remaining, size_t chunk, size_t index, size_t least);
+
 /* Problems per chunk for arrays of `bytes_per_problem` in total (the largest single array
  * `largest_per_problem`) on a device with the given memory, `slots` chunks in flight, a
  * requested size `want` (0: device-derived). 0 when not even one problem fits. */

@@ -197,6 +197,34 @@ static bcl_status run_unified(bcl_context *ctx, const bcl_job *job, size_t chunk
     return status;
 }
 
+/* Problems in the chunk that starts `index` chunks into the batch, `remaining` problems left:
+ * the steady size `chunk`, but the first chunks grow from `least` (nothing overlaps the first copy
+ * in: a small one starts the compute early) and the last ones shrink by halves to it (nothing
+ * overlaps the last compute and copy out), without leaving a crumb at the end. */
+size_t bcl_chunk_count(size_t remaining, size_t chunk, size_t index, size_t least)
+{
+    if (least >= chunk || least == 0)
+        return remaining < chunk ? remaining : chunk;
+    size_t c = index < 3 && (least << index) < chunk ? least << index : chunk;
+    if (remaining / 2 < c)
+        c = remaining / 2 > least ? remaining / 2 : least;
+    if (c >= remaining || (remaining - c < least && remaining <= chunk))
+        c = remaining;
+    return c;
+}
+
+/* The smallest graded chunk: an eighth of the steady one, but never so small that launches and
+ * waits would cost more than the overlap gains (at least GRADE_MIN_BYTES of arrays, and 1024
+ * problems). */
+#define GRADE_MIN_BYTES ((size_t)16 << 20)
+static size_t least_chunk(size_t chunk, size_t per)
+{
+    size_t least = chunk / 8;
+    const size_t by_bytes = per ? (GRADE_MIN_BYTES + per - 1) / per : 1;
+    least = least > by_bytes ? least : by_bytes;
+    return least > 1024 ? least : 1024;
+}
+
 typedef struct {
     cl_event done;
     size_t first, count;
@@ -226,7 +254,13 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
     memset(fl, 0, sizeof fl);
     bcl_status status = BCL_SUCCESS;
     size_t index = 0;
-    for (size_t first = 0; first < job->batch && status == BCL_SUCCESS; first += chunk, ++index) {
+    size_t count = 0, per = 0;
+    for (int i = 0; i < job->n_in; ++i)
+        per += job->in[i].bytes;
+    for (int o = 0; o < job->n_out; ++o)
+        per += job->out[o].bytes;
+    const size_t least = least_chunk(chunk, per);
+    for (size_t first = 0; first < job->batch && status == BCL_SUCCESS; first += count, ++index) {
         const int si = (int)(index % (size_t)slots);
         bcl_slot *s = &ctx->slot[si];
         cl_command_queue q = ctx->queue[si];
@@ -234,7 +268,7 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
         status = drain(ctx, job, s, f);
         if (status != BCL_SUCCESS)
             break;
-        const size_t count = job->batch - first < chunk ? job->batch - first : chunk;
+        count = bcl_chunk_count(job->batch - first, chunk, index, least);
         cl_mem in[BCL_MAX_STREAMS] = {0}, out[BCL_MAX_STREAMS] = {0};
         for (int i = 0; i < job->n_in && status == BCL_SUCCESS; ++i) {
             if (job->in[i].bytes == 0)

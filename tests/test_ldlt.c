@@ -395,11 +395,11 @@ static void test_factor_then_solve(void **state)
 
 /* ---- chunked host calls: every transfer path gives the unchunked results bit for bit ---- */
 
-static void solve_chunked(const char *zero_copy, const char *staging, const char *mem_limit,
-                          size_t chunk, int queues, int pinned)
+static void solve_chunked_batch(const char *zero_copy, const char *staging, const char *mem_limit,
+                                size_t chunk, int queues, int pinned, size_t batch)
 {
     const int n = 16, nrhs = 2, dbl = 1;
-    const size_t batch = 1000, nn = (size_t)n * n, nb = (size_t)n * nrhs;
+    const size_t nn = (size_t)n * n, nb = (size_t)n * nrhs;
     setenv("BATCHCL_ZERO_COPY", zero_copy, 1);
     setenv("BATCHCL_STAGING", staging, 1);
     if (mem_limit)
@@ -455,6 +455,12 @@ static void solve_chunked(const char *zero_copy, const char *staging, const char
     bcl_destroy(ctx);
 }
 
+static void solve_chunked(const char *zero_copy, const char *staging, const char *mem_limit,
+                          size_t chunk, int queues, int pinned)
+{
+    solve_chunked_batch(zero_copy, staging, mem_limit, chunk, queues, pinned, 1000);
+}
+
 static void test_chunked_transfers(void **state)
 {
     (void)state;
@@ -463,6 +469,9 @@ static void test_chunked_transfers(void **state)
     solve_chunked("0", "1", NULL, 77, 2, 0);    /* through pinned staging buffers */
     solve_chunked("0", "1", NULL, 50, 3, 1);    /* the caller's pinned memory, no staging */
     solve_chunked("0", "0", NULL, 1, 2, 0);     /* one problem per chunk */
+    /* graded chunks (2560 bytes a problem, at least 16 MB = 6554 problems a chunk): 6554, 13108,
+     * 16384, then halves of the rest, 11977 and 11977 */
+    solve_chunked_batch("0", "1", NULL, 16384, 2, 0, 60000);
     /* a device "smaller" than the batch (A alone is 2 MB): chunks come from device memory */
     solve_chunked("0", "1", "600000", 0, 0, 0);
     solve_chunked("1", "0", "600000", 0, 0, 0);

@@ -7,6 +7,48 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+/* The sequence of chunk sizes of a host-pointer call: it covers the batch, never exceeds the
+ * steady size, grows from the least size at the start, halves towards the end, and leaves no piece
+ * smaller than the least after a larger one. A least size of the chunk or more: not graded. */
+static size_t graded(size_t batch, size_t chunk, size_t *sizes, size_t max)
+{
+    size_t first = 0, k = 0;
+    while (first < batch) {
+        const size_t c = bcl_chunk_count(batch - first, chunk, k, chunk / 8 > 1 ? chunk / 8 : chunk);
+        assert_true(c >= 1 && c <= chunk && c <= batch - first);
+        assert_true(k < max);
+        sizes[k++] = c;
+        first += c;
+    }
+    assert_int_equal(first, batch);
+    return k;
+}
+
+static void test_graded_chunks(void **state)
+{
+    (void)state;
+    size_t s[64];
+    const size_t big[] = {8192, 16384, 32768, 65536, 65536, 65536, 65536, 65536, 57488, 28744,
+                          14372, 14372};
+    assert_int_equal(graded(500000, 65536, s, 64), 12);
+    assert_memory_equal(s, big, sizeof big);
+    const size_t one[] = {8192, 16384, 20480, 10240, 10240}; /* a batch of one chunk still overlaps */
+    assert_int_equal(graded(65536, 65536, s, 64), 5);
+    assert_memory_equal(s, one, sizeof one);
+    assert_int_equal(graded(1000, 65536, s, 64), 1); /* smaller than the first chunk */
+    assert_int_equal(s[0], 1000);
+    assert_int_equal(graded(20, 4, s, 64), 5); /* least = chunk: not graded */
+    for (int i = 0; i < 5; ++i)
+        assert_int_equal(s[i], 4);
+    assert_int_equal(bcl_chunk_count(100, 40, 0, 40), 40);
+    assert_int_equal(bcl_chunk_count(30, 40, 5, 0), 30);
+    for (size_t batch = 1; batch < 5000; batch += 37) {
+        const size_t n = graded(batch, 1024, s, 64);
+        for (size_t i = 1; i < n; ++i)
+            assert_true(s[i] >= 128 || s[i] == batch);
+    }
+}
+
 static void test_chunk_sizes(void **state)
 {
     (void)state;
@@ -44,6 +86,7 @@ static void test_overlap_checks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_chunk_sizes),
+                                       cmocka_unit_test(test_graded_chunks),
                                        cmocka_unit_test(test_overlap_checks)};
     return cmocka_run_group_tests_name("pipeline", tests, NULL, NULL);
 }
