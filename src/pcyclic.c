@@ -1408,7 +1408,8 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
     return s == BCL_SUCCESS ? summarize_info(ctx, fn, info, batch) : s;
 }
 
-/* Device buffers: the blocks are read back for the panels; H^-1 stays on the device. */
+/* Device buffers: H^-1 stays on the device; method 1 reads the blocks back for its host panels,
+ * method 3 (dev_panels) reads nothing back. */
 static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n, int p,
                                size_t batch, int dev_panels, cl_mem A, size_t offA, cl_mem B,
                                size_t offB,
@@ -1577,8 +1578,8 @@ static bcl_status pcyclic_inv_cl(bcl_context *ctx, const char *fn, int dbl, int 
         return s;
     if (method == 1 || method == 3) {
 #ifdef BCL_HAVE_CLBLAST
-        return bsofi_device(ctx, fn, dbl, n, p, batch, method == 3, A, offA, B, offB, H, offH, info, offInfo,
-                            num_wait, wait, event);
+        return bsofi_device(ctx, fn, dbl, n, p, batch, method == 3, A, offA, B, offB, H, offH,
+                            info, offInfo, num_wait, wait, event);
 #endif
     }
     small_plan plan;

@@ -248,18 +248,16 @@ static bcl_status drain(bcl_context *ctx, const bcl_job *job, bcl_slot *s, infli
     return BCL_SUCCESS;
 }
 
-static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk, int slots)
+/* moved: bytes a problem sends and receives (its graded chunks' least size follows from them) */
+static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk, int slots,
+                             size_t moved)
 {
     inflight fl[BCL_MAX_QUEUES];
     memset(fl, 0, sizeof fl);
     bcl_status status = BCL_SUCCESS;
     size_t index = 0;
-    size_t count = 0, per = 0;
-    for (int i = 0; i < job->n_in; ++i)
-        per += job->in[i].bytes;
-    for (int o = 0; o < job->n_out; ++o)
-        per += job->out[o].bytes;
-    const size_t least = least_chunk(chunk, per);
+    size_t count = 0;
+    const size_t least = least_chunk(chunk, moved);
     for (size_t first = 0; first < job->batch && status == BCL_SUCCESS; first += count, ++index) {
         const int si = (int)(index % (size_t)slots);
         bcl_slot *s = &ctx->slot[si];
@@ -367,6 +365,7 @@ bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job)
         per += job->out[o].bytes;
         largest = job->out[o].bytes > largest ? job->out[o].bytes : largest;
     }
+    const size_t moved = per; /* the arrays that travel; scratch stays on the device */
     for (int i = 0; i < job->n_scratch; ++i) {
         per += job->scratch[i];
         largest = job->scratch[i] > largest ? job->scratch[i] : largest;
@@ -387,5 +386,5 @@ bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job)
                         "one problem needs %zu bytes of device memory, more than the device's "
                         "allocation limit (%llu bytes)",
                         per, (unsigned long long)ctx->dev.max_alloc_bytes);
-    return unified ? run_unified(ctx, job, chunk) : run_copies(ctx, job, chunk, slots);
+    return unified ? run_unified(ctx, job, chunk) : run_copies(ctx, job, chunk, slots, moved);
 }
