@@ -291,7 +291,7 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
 
 #define QR_RL (PANEL_WG / QR_NB) /* qr_panel: work-items sharing one column (its row lanes) */
 #define QR_CT (QR_WG / QR_NB) /* qr_apply: columns of C per work-group */
-#define QR_RCH 32             /* qr_apply: rows staged per step */
+#define QR_RCH 64             /* qr_apply: rows staged per step */
 
 /* A column's norm by Blue's algorithm with LAPACK 3.10 dnrm2's constants: squares summed in three
  * ranges (entries below TSML scaled up by SSML, above TBIG scaled down by SBIG, the rest as they
@@ -309,15 +309,15 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
 #define BLUE_SBIG 0x1p-76f
 #endif
 
+/* selects, not branches (in unrolled loops on the panel's critical path, NVIDIA's compiler made
+ * every branch a reconvergence point); a NaN lands in med */
 static void blue_add(real x, real *sml, real *med, real *big)
 {
-    const real ax = fabs(x);
-    if (ax > BLUE_TBIG)
-        *big += (ax * BLUE_SBIG) * (ax * BLUE_SBIG);
-    else if (ax < BLUE_TSML)
-        *sml += (ax * BLUE_SSML) * (ax * BLUE_SSML);
-    else
-        *med += ax * ax;
+    const real ax = fabs(x), sb = ax * BLUE_SBIG, ss = ax * BLUE_SSML;
+    const int is_big = ax > BLUE_TBIG, is_sml = ax < BLUE_TSML;
+    *big += is_big ? sb * sb : 0;
+    *sml += is_sml ? ss * ss : 0;
+    *med += is_big || is_sml ? 0 : ax * ax;
 }
 
 static real blue_norm(real sml, real med, real big)
@@ -338,15 +338,18 @@ static real blue_norm(real sml, real med, real big)
     return sqrt(med);
 }
 
-/* dlarfg from alpha and ||x||: beta = -sign(alpha) ||(alpha, x)||, tau = (beta - alpha) / beta and
- * the factor 1 / (alpha - beta) that turns x into v; x = 0 gives H = I (LAPACK's tau = 0). */
-static void reflector_of(real alpha, real xnorm, real *beta, real *tau, real *scal)
+/* dlarfg from alpha and Blue's sums of x: beta = -sign(alpha) ||(alpha, x)|| (alpha added to the
+ * sums, in place of dlapy2(alpha, ||x||)), tau = (beta - alpha) / beta and the factor
+ * 1 / (alpha - beta) that turns x into v; ||x|| = 0 or NaN gives H = I (LAPACK's tau = 0). */
+static void reflector_of(real alpha, real sml, real med, real big, real *beta, real *tau,
+                         real *scal)
 {
     *beta = alpha;
     *tau = 0;
     *scal = 1;
-    if (xnorm > 0) {
-        *beta = -copysign(hypot(alpha, xnorm), alpha);
+    if ((sml > 0 || med > 0 || big > 0) && !isnan(med)) {
+        blue_add(alpha, &sml, &med, &big);
+        *beta = -copysign(blue_norm(sml, med, big), alpha);
         *tau = (*beta - alpha) / *beta;
         *scal = 1 / (alpha - *beta);
     }
@@ -414,9 +417,8 @@ void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __g
             med += red_med[i];
             big += red_big[i];
         }
-        const real xnorm = blue_norm(sml, med, big);
         real beta, tau, scal;
-        reflector_of(alpha, xnorm, &beta, &tau, &scal);
+        reflector_of(alpha, sml, med, big, &beta, &tau, &scal);
         for (int r = j0 + lid; r < m; r += PANEL_WG) {
             real v = r == col ? 1 : 0;
             if (r > col) {
@@ -461,120 +463,216 @@ void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __g
         T[offT + e] = tl[e];
 }
 
-/* qr_panel with the block column in registers (-DPANEL_ROWS >= (m - j0) / QR_RL rows a work-item):
- * for panels short enough, where qr_panel waits on global memory in every column step. Work-item
- * (lane, slot) holds rows j0 + lane + QR_RL i of column j0 + slot; the reflector being built is
- * shared through local memory. Same results as qr_panel up to rounding. */
+/* qr_panel with the block column in registers, for panels of at most 32 PANEL_ROWS rows and
+ * QR_NB <= 32 columns (the host keeps PW_CPW PANEL_ROWS at 64 values a work-item): warp w
+ * (32 consecutive work-items) holds columns j0 + PW_CPW w .. + PW_CPW - 1, its lane l rows
+ * j0 + l + 32 i (i < PANEL_ROWS). A column step needs one barrier: the warp that owns column j
+ * reduces its norm within the warp and publishes v_j and tau_j; after the barrier every warp forms
+ * v_j's dot products with its own columns within the warp (the later ones to apply H_j, the
+ * earlier ones, kept for T) and updates them, and the owner of column j+1 goes on to that
+ * column's norm at once. v is double-buffered so that the next owner may publish before the
+ * slowest warp has read; T is formed after the loop. Warp sums use the lanes' shuffles with
+ * -DBCL_PTX_SHUFFLE (NVIDIA's inline PTX); elsewhere they go through local memory with barriers,
+ * every warp taking part. The columns beyond nbk run as steps with tau = 0 that write nothing, so
+ * every loop has the same trip count in the whole group. Same results as qr_panel up to
+ * rounding. */
 #ifndef PANEL_ROWS
 #define PANEL_ROWS 1
 #endif
+#if QR_NB > 32 || QR_NB % (PANEL_WG / 32) != 0
+#error "qr_panel_reg: QR_NB <= 32 (the lanes of warp 0 form T's rows), a multiple of the warps"
+#endif
+#define PW_NW (PANEL_WG / 32)    /* warps */
+#define PW_CPW (QR_NB / PW_NW)   /* columns a warp holds */
+#define PW_SUMS (PW_CPW > 4 ? PW_CPW : 4)
+
+#ifdef BCL_PTX_SHUFFLE
+/* x of the lane whose index is this lane's xor mask (shfl.sync.bfly over the full warp) */
+static real lane_xor(real x, int mask)
+{
+#ifdef BCL_DOUBLE
+    const uint2 in = as_uint2(x);
+    uint lo, hi;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, -1;" : "=r"(lo) : "r"(in.x), "r"(mask));
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, -1;" : "=r"(hi) : "r"(in.y), "r"(mask));
+    return as_double((uint2)(lo, hi));
+#else
+    uint out;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(as_uint(x)), "r"(mask));
+    return as_float(out);
+#endif
+}
+/* the butterfly leaves the same sum in every lane (a + b == b + a in floating point) */
+#define WARP_SUMS(vals, count)                                                                    \
+    for (int mask_ = 16; mask_ > 0; mask_ >>= 1) {                                                \
+        UNROLL                                                                                    \
+        for (int c_ = 0; c_ < (count); ++c_)                                                      \
+            vals[c_] += lane_xor(vals[c_], mask_);                                                \
+    }
+#define OWNER_ONLY(cond) (cond)
+#else
+/* every lane sums its warp's 32 values in the same order; the barriers make every warp take part
+ * (a macro, not a function: PoCL did not honour barriers inside helpers) */
+#define WARP_SUMS(vals, count)                                                                    \
+    do {                                                                                          \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        UNROLL                                                                                    \
+        for (int c_ = 0; c_ < (count); ++c_)                                                      \
+            scratch[c_ * PANEL_WG + lid] = vals[c_];                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        UNROLL                                                                                    \
+        for (int c_ = 0; c_ < (count); ++c_) {                                                    \
+            real s_ = -(real)0; /* keeps a lone -0 */                                             \
+            for (int i_ = 0; i_ < 32; ++i_)                                                       \
+                s_ += scratch[c_ * PANEL_WG + (lid & ~31) + i_];                                  \
+            vals[c_] = s_;                                                                        \
+        }                                                                                         \
+    } while (0)
+#define OWNER_ONLY(cond) 1
+#endif
+
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,
                   ulong offV, int ldv, __global real *T, ulong offT)
 {
-    __local real part_sml[QR_RL], part_med[QR_RL], part_big[QR_RL], part[PANEL_WG];
-    __local real vbuf[PANEL_ROWS * QR_RL];
-    __local real dots[QR_NB];
-    __local real tl[QR_NB * QR_NB];
-    __local real alpha_l[1];
+    __local real vbuf[2][32 * PANEL_ROWS];
+    __local real gram[QR_NB * QR_NB]; /* gram[j QR_NB + k] = v_k^T v_j (k < j), for T */
+    __local real tau_l[QR_NB];
+#ifndef BCL_PTX_SHUFFLE
+    __local real scratch[PW_SUMS * PANEL_WG];
+#endif
     const int lid = (int)get_local_id(0);
-    const int lane = lid % QR_RL, slot = lid / QR_RL;
+    const int lane = lid % 32, warp = lid / 32;
     P += offP;
     V += offV;
-    real a[PANEL_ROWS];
-    __global real *pcol = P + (size_t)(j0 + slot) * ldp;
+    real a[PW_CPW][PANEL_ROWS];
     UNROLL
-    for (int i = 0; i < PANEL_ROWS; ++i) {
-        const int r = j0 + lane + QR_RL * i;
-        a[i] = r < m && slot < nbk ? pcol[r] : 0;
+    for (int c = 0; c < PW_CPW; ++c) {
+        const int gc = warp * PW_CPW + c;
+        UNROLL
+        for (int i = 0; i < PANEL_ROWS; ++i) {
+            const int r = j0 + lane + 32 * i;
+            a[c][i] = r < m && gc < nbk ? P[(size_t)(j0 + gc) * ldp + r] : 0;
+        }
     }
-    for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)
-        tl[e] = 0;
-    for (int j = 0; j < nbk; ++j) {
-        const int col = j0 + j;
-        if (slot == j) { /* the column's sum of squares below the diagonal, and alpha */
-            real sml = 0, med = 0, big = 0;
-            UNROLL
-            for (int i = 0; i < PANEL_ROWS; ++i) {
-                const int r = j0 + lane + QR_RL * i;
-                if (r > col)
-                    blue_add(a[i], &sml, &med, &big);
-                if (r == col)
-                    alpha_l[0] = a[i];
-            }
-            part_sml[lane] = sml;
-            part_med[lane] = med;
-            part_big[lane] = big;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        real sml = 0, med = 0, big = 0;
-        for (int l = 0; l < QR_RL; ++l) {
-            sml += part_sml[l];
-            med += part_med[l];
-            big += part_big[l];
-        }
-        const real xnorm = blue_norm(sml, med, big), alpha = alpha_l[0];
-        real beta, tau, scal;
-        reflector_of(alpha, xnorm, &beta, &tau, &scal);
-        if (slot == j) {
-            __global real *vc = V + (size_t)col * ldv;
-            UNROLL
-            for (int i = 0; i < PANEL_ROWS; ++i) {
-                const int r = j0 + lane + QR_RL * i;
-                real v = 0;
-                if (r > col) {
-                    a[i] *= scal;
-                    v = a[i];
-                } else if (r == col) {
-                    a[i] = beta;
-                    v = 1;
+    for (int jb = 0; jb < QR_NB; jb += PW_CPW) {
+        const int owner = jb / PW_CPW;
+        UNROLL
+        for (int cj = 0; cj < PW_CPW; ++cj) { /* step j: column cj of warp owner */
+            const int j = jb + cj, col = j0 + j, buf = j & 1;
+            if (OWNER_ONLY(warp == owner)) { /* ||x||: Blue's sums, and alpha (-0 elsewhere, so
+                                              * that the sum keeps alpha's sign even when zero) */
+                real sums[4] = {0, 0, 0, -(real)0};
+                UNROLL
+                for (int i = 0; i < PANEL_ROWS; ++i) {
+                    const int r = j0 + lane + 32 * i;
+                    blue_add(r > col ? a[cj][i] : 0, &sums[0], &sums[1], &sums[2]);
+                    sums[3] = r == col ? a[cj][i] : sums[3];
                 }
-                vbuf[lane + QR_RL * i] = v;
-                if (r < m)
-                    vc[r] = v;
+                WARP_SUMS(sums, 4);
+                if (warp == owner) {
+                    real beta, tau, scal;
+                    reflector_of(sums[3], sums[0], sums[1], sums[2], &beta, &tau, &scal);
+                    if (j >= nbk)
+                        tau = 0;
+                    UNROLL
+                    for (int i = 0; i < PANEL_ROWS; ++i) {
+                        const int r = j0 + lane + 32 * i;
+                        /* selects, as in blue_add */
+                        const real v = r > col ? a[cj][i] * scal : r == col ? 1 : 0;
+                        a[cj][i] = r > col ? v : r == col ? beta : a[cj][i];
+                        vbuf[buf][lane + 32 * i] = v;
+                    }
+                    if (lane == 0)
+                        tau_l[j] = tau;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const real tau = tau_l[j];
+            real v[PANEL_ROWS], dots[PW_CPW];
+            UNROLL
+            for (int i = 0; i < PANEL_ROWS; ++i)
+                v[i] = vbuf[buf][lane + 32 * i];
+            UNROLL
+            for (int c = 0; c < PW_CPW; ++c) {
+                real s = 0;
+                UNROLL
+                for (int i = 0; i < PANEL_ROWS; ++i)
+                    s += v[i] * a[c][i];
+                dots[c] = s;
+            }
+            WARP_SUMS(dots, PW_CPW);
+            UNROLL
+            for (int c = 0; c < PW_CPW; ++c) {
+                const int gc = warp * PW_CPW + c;
+                if (gc > j) {
+                    const real w = tau * dots[c];
+                    UNROLL
+                    for (int i = 0; i < PANEL_ROWS; ++i)
+                        a[c][i] -= w * v[i];
+                } else if (gc < j && lane == 0) {
+                    gram[j * QR_NB + gc] = dots[c];
+                }
             }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        real acc = 0; /* v_j with the later columns (to apply H_j) and the earlier reflectors (T) */
-        if (slot != j) {
-            UNROLL
-            for (int i = 0; i < PANEL_ROWS; ++i)
-                acc += vbuf[lane + QR_RL * i] * a[i];
-        }
-        part[lid] = acc;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < QR_NB) {
-            real s = 0;
-            for (int l = 0; l < QR_RL; ++l)
-                s += part[lid * QR_RL + l];
-            dots[lid] = s;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (slot > j) {
-            const real w = tau * dots[slot];
-            UNROLL
-            for (int i = 0; i < PANEL_ROWS; ++i)
-                a[i] -= w * vbuf[lane + QR_RL * i];
-        }
-        t_column(tl, dots, tau, j, lid);
-    }
-    UNROLL
-    for (int i = 0; i < PANEL_ROWS; ++i) {
-        const int r = j0 + lane + QR_RL * i;
-        if (r < m && slot < nbk)
-            pcol[r] = a[i];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)
-        T[offT + e] = tl[e];
+    /* T (dlarft) after the loop, off the steps' critical path: lane l of warp 0 forms row l,
+     * T(l, j) = -tau_j sum_{l <= k < j} T(l, k) v_k^T v_j, in registers (zero where j >= nbk) */
+    if (warp == 0) {
+        real trow[QR_NB];
+        UNROLL
+        for (int j = 0; j < QR_NB; ++j) {
+            real s0 = 0, s1 = 0;
+            UNROLL
+            for (int k = 0; k + 1 < j; k += 2) {
+                s0 += trow[k] * gram[j * QR_NB + k];
+                s1 += trow[k + 1] * gram[j * QR_NB + k + 1];
+            }
+            if (j % 2 == 1)
+                s0 += trow[j - 1] * gram[j * QR_NB + j - 1];
+            const real tau = tau_l[j];
+            trow[j] = j >= nbk || j < lane ? 0 : j == lane ? tau : -tau * (s0 + s1);
+        }
+        UNROLL
+        for (int j = 0; j < QR_NB; ++j)
+            if (lane < QR_NB)
+                T[offT + j * QR_NB + lane] = trow[j];
+    }
+    UNROLL
+    for (int c = 0; c < PW_CPW; ++c) {
+        const int gc = warp * PW_CPW + c;
+        UNROLL
+        for (int i = 0; i < PANEL_ROWS; ++i) {
+            const int r = j0 + lane + 32 * i, col = j0 + gc;
+            if (r < m && gc < nbk) { /* V written here, off the steps' critical path */
+                P[(size_t)col * ldp + r] = a[c][i];
+                V[(size_t)col * ldv + r] = r > col ? a[c][i] : r == col ? 1 : 0;
+            }
+        }
+    }
 }
 
 /* C(j0:m, 0:ncols) := (I - V T' V^T) C(j0:m, 0:ncols) with V = V(:, j0:j0+nbk) and T' = T^T
  * (trans: applying Q^T, the factorization's update) or T (building Q from the identity). Each
- * work-group takes QR_CT columns of C: W = V^T C by staged chunks of rows, W = T' W, C -= V W. */
+ * work-group takes QR_CT columns of C: W = V^T C over chunks of QR_RCH rows staged in local
+ * memory, W = T' W, then C -= V W over the chunks again. The next chunk is loaded into registers
+ * while the current one is used, so the loads' latency overlaps the arithmetic. Tall C is split
+ * into row ranges of rows_per_split (dimension 1 of the grid), in two launches: stage 1 writes each
+ * range's share of W to Wp, stage 2 sums the shares (in a fixed order) and updates its range;
+ * stage 0 does both in one launch, with one range. Every stage runs the same barriers (empty loops
+ * where it skips a part), so that they stay in uniform control flow. */
+#define QR_V_EACH (QR_NB * QR_RCH / QR_WG)  /* V values a work-item stages per chunk */
+#define QR_C_EACH (QR_CT * QR_RCH / QR_WG)  /* C values a work-item stages per chunk */
+#define QR_ROW_COLS (QR_CT * QR_RCH / QR_WG) /* columns a work-item updates per chunk */
+#if QR_V_EACH * QR_WG != QR_NB * QR_RCH || QR_C_EACH * QR_WG != QR_CT * QR_RCH ||              \
+    QR_WG % QR_RCH != 0
+#error "qr_apply: QR_WG must divide QR_NB * QR_RCH and QR_CT * QR_RCH, and QR_RCH must divide QR_WG"
+#endif
 __kernel __attribute__((reqd_work_group_size(QR_WG, 1, 1)))
 void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *T, ulong offT,
-              int m, int j0, int nbk, int trans, __global real *C, ulong offC, int ldc, int ncols)
+              int m, int j0, int nbk, int trans, __global real *C, ulong offC, int ldc, int ncols,
+              int rows_per_split, int stage, __global real *Wp)
 {
     __local real vs[QR_NB * (QR_RCH + 1)]; /* padded: the work-items of a warp read across columns */
     __local real cs[QR_CT * QR_RCH];
@@ -582,25 +680,66 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
     const int lid = (int)get_local_id(0);
     const int c0 = (int)get_group_id(0) * QR_CT;
     const int tv = lid % QR_NB, tc = lid / QR_NB;
+    const int split = (int)get_group_id(1), splits = (int)get_num_groups(1);
+    const int r_first = j0 + split * rows_per_split;
+    const int r_end = min(m, r_first + rows_per_split);
+    const int w_end = stage == 2 ? r_first : r_end, c_end = stage == 1 ? r_first : r_end;
+    /* this work-item's W entry in the shares of the ranges: range k at wp[k * wp_split] */
+    __global real *wp = Wp + (size_t)(c0 + tc) * QR_NB + tv;
+    const size_t wp_split = (size_t)get_num_groups(0) * QR_CT * QR_NB;
     V += offV + (size_t)j0 * ldv;
     C += offC;
     T += offT;
-    real acc = 0;
-    for (int r0 = j0; r0 < m; r0 += QR_RCH) {
-        for (int e = lid; e < QR_RCH * QR_NB; e += QR_WG) {
-            const int rr = e % QR_RCH, vv = e / QR_RCH, r = r0 + rr;
-            vs[vv * (QR_RCH + 1) + rr] = r < m && vv < nbk ? V[(size_t)vv * ldv + r] : 0;
-        }
-        for (int e = lid; e < QR_RCH * QR_CT; e += QR_WG) {
-            const int rr = e % QR_RCH, cc = e / QR_RCH, r = r0 + rr;
-            cs[e] = r < m && c0 + cc < ncols ? C[(size_t)(c0 + cc) * ldc + r] : 0;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int rr = 0; rr < QR_RCH; ++rr)
-            acc += vs[tv * (QR_RCH + 1) + rr] * cs[tc * QR_RCH + rr];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    real vnext[QR_V_EACH], cnext[QR_C_EACH];
+#define QR_LOAD_V(r0)                                                                             \
+    UNROLL                                                                                        \
+    for (int e = 0; e < QR_V_EACH; ++e) {                                                         \
+        const int idx = lid + e * QR_WG, rr = idx % QR_RCH, vv = idx / QR_RCH, r = (r0) + rr;     \
+        vnext[e] = r < r_end && vv < nbk ? V[(size_t)vv * ldv + r] : 0;                           \
     }
-    w[tc * QR_NB + tv] = acc;
+#define QR_STORE_V()                                                                              \
+    UNROLL                                                                                        \
+    for (int e = 0; e < QR_V_EACH; ++e) {                                                         \
+        const int idx = lid + e * QR_WG;                                                          \
+        vs[idx / QR_RCH * (QR_RCH + 1) + idx % QR_RCH] = vnext[e];                                \
+    }
+    QR_LOAD_V(r_first);
+    UNROLL
+    for (int e = 0; e < QR_C_EACH; ++e) {
+        const int idx = lid + e * QR_WG, rr = idx % QR_RCH, cc = idx / QR_RCH, r = r_first + rr;
+        cnext[e] = r < w_end && c0 + cc < ncols ? C[(size_t)(c0 + cc) * ldc + r] : 0;
+    }
+    real acc0 = 0, acc1 = 0; /* two chains, for the latency of the additions */
+    for (int r0 = r_first; r0 < w_end; r0 += QR_RCH) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        QR_STORE_V();
+        UNROLL
+        for (int e = 0; e < QR_C_EACH; ++e)
+            cs[lid + e * QR_WG] = cnext[e];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (r0 + QR_RCH < w_end) {
+            QR_LOAD_V(r0 + QR_RCH);
+            UNROLL
+            for (int e = 0; e < QR_C_EACH; ++e) {
+                const int idx = lid + e * QR_WG, rr = idx % QR_RCH, cc = idx / QR_RCH,
+                          r = r0 + QR_RCH + rr;
+                cnext[e] = r < w_end && c0 + cc < ncols ? C[(size_t)(c0 + cc) * ldc + r] : 0;
+            }
+        }
+        for (int rr = 0; rr < QR_RCH; rr += 2) {
+            acc0 += vs[tv * (QR_RCH + 1) + rr] * cs[tc * QR_RCH + rr];
+            acc1 += vs[tv * (QR_RCH + 1) + rr + 1] * cs[tc * QR_RCH + rr + 1];
+        }
+    }
+    real wsum = acc0 + acc1;
+    if (stage == 1) {
+        wp[split * wp_split] = wsum;
+    } else if (stage == 2) {
+        wsum = 0;
+        for (int k = 0; k < splits; ++k)
+            wsum += wp[k * wp_split];
+    }
+    w[tc * QR_NB + tv] = wsum;
     barrier(CLK_LOCAL_MEM_FENCE);
     real s = 0; /* T is upper triangular, column-major QR_NB x QR_NB */
     if (trans)
@@ -610,19 +749,32 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
         for (int u = tv; u < QR_NB; ++u)
             s += T[u * QR_NB + tv] * w[tc * QR_NB + u];
     w2[tc * QR_NB + tv] = s;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int lane = lid % 32;
-    for (int c = lid / 32; c < QR_CT; c += QR_WG / 32) {
-        if (c0 + c >= ncols)
-            continue;
-        __global real *cc = C + (size_t)(c0 + c) * ldc;
-        for (int r = j0 + lane; r < m; r += 32) {
-            real d = 0;
-            for (int v = 0; v < nbk; ++v)
-                d += V[(size_t)v * ldv + r] * w2[c * QR_NB + v];
-            cc[r] -= d;
+    /* C -= V W2: work-item (row rr of the chunk, columns cq + k QR_WG / QR_RCH) */
+    const int rr = lid % QR_RCH, cq = lid / QR_RCH;
+    QR_LOAD_V(r_first);
+    for (int r0 = r_first; r0 < c_end; r0 += QR_RCH) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        QR_STORE_V();
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (r0 + QR_RCH < c_end) {
+            QR_LOAD_V(r0 + QR_RCH);
+        }
+        const int r = r0 + rr;
+        UNROLL
+        for (int k = 0; k < QR_ROW_COLS; ++k) {
+            const int cc = cq + k * (QR_WG / QR_RCH);
+            if (r < c_end && c0 + cc < ncols) {
+                real d0 = 0, d1 = 0;
+                for (int v = 0; v < QR_NB; v += 2) {
+                    d0 += vs[v * (QR_RCH + 1) + rr] * w2[cc * QR_NB + v];
+                    d1 += vs[(v + 1) * (QR_RCH + 1) + rr] * w2[cc * QR_NB + v + 1];
+                }
+                C[(size_t)(c0 + cc) * ldc + r] -= d0 + d1;
+            }
         }
     }
+#undef QR_LOAD_V
+#undef QR_STORE_V
 }
 
 /* R (n x n, zeros below the diagonal) from the upper triangle of P; a zero or NaN R(i,i) lowers

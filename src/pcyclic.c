@@ -275,10 +275,14 @@ typedef struct {
                         * the row version, the Q^T application; [3] < 0: not measured */
     bcl_kernel_entry *k_panel, *k_apply, *k_take_r, *k_tri, *k_eye, *k_finish;
     int panel_wg;   /* work-items of a qr_panel group */
-    int panel_rows; /* qr_panel_reg: rows a work-item holds; 0: qr_panel (global memory) */
+    int panel_rows; /* qr_panel_reg: rows a lane holds; 0: qr_panel (global memory) */
+    int panel_shuffle; /* qr_panel_reg sums within warps by NVIDIA's shuffles */
     cl_mem dP;   /* method 3: the panel [At_k; B_k] (2n x n, leading dimension 2n) */
     cl_mem dV;   /* its reflectors, explicit (2n x n) */
-    cl_mem dTb;  /* the T of each block of QR_NB columns */
+    int nb;      /* method 3: block width of the device QR */
+    cl_mem dTb;  /* the T of each block of nb columns */
+    cl_mem dWp;  /* qr_apply's shares of W = V^T C, one per range of rows */
+    int split_rows; /* rows of such a range */
     cl_mem dRkk; /* R_kk (p blocks) */
     cl_mem dBad; /* first zero or NaN of R's diagonal (INT_MAX: none) */
     cl_mem dA, dB; /* host-pointer calls: the problem's blocks */
@@ -678,35 +682,66 @@ static bcl_status fill_zero(bsofi *w, cl_mem H, size_t offH)
  * kernels; every product is a clBLAST GEMM as in method 1. With the explicit Q^(k), the step's
  * update of block rows k, k+1 is four n x n x n GEMMs with Q^(k)'s quarters. */
 
-#define QR_NB 32 /* block width of the device QR */
 #define QR_WG 256     /* work-items of a qr_apply group */
+#define APPLY_SPLIT_ROWS 256 /* rows of C a qr_apply work-group takes (a multiple of its QR_RCH) */
 /* qr_panel: up to 32 row lanes a column (1024 work-items), for the latency of its global loads;
  * fewer where the kernel's registers do not allow that many */
 static const int panel_wgs[3] = {1024, 512, 256};
-#define QR_CT (QR_WG / QR_NB) /* columns a qr_apply work-group updates */
 #define SET_ARG(k, i, v) (err |= clSetKernelArg((k), (i), sizeof(v), &(v)))
 
 static bcl_status dev_kernels(bsofi *w)
 {
-    /* the block column in registers when 8 row lanes hold it in at most 64 values each (n <= 256;
-     * BATCHCL_PCYCLIC_PANEL=global forces the other kernel, for tests) */
-    const int rows = (2 * w->n + 7) / 8;
+    /* The block column in registers, 64 values a work-item: 8 warps of 32 lanes, the lanes
+     * holding the 2n rows (up to 16, 32 or 64 a lane) and each warp nb / 8 columns, so blocks of
+     * 32 columns up to n = 256, 16 up to 512 and 8 up to 1024; larger n read the block column
+     * from global memory (qr_panel, blocks of 32). BATCHCL_PCYCLIC_PANEL=global forces qr_panel
+     * and BATCHCL_PCYCLIC_NB=8 or 16 a narrower block (tests); BATCHCL_PCYCLIC_PANEL_WG=512 or
+     * 1024 spreads the columns over more warps. */
+    int rows = 1;
+    while (32 * rows < 2 * w->n)
+        rows *= 2;
     const char *force = getenv("BATCHCL_PCYCLIC_PANEL");
-    w->panel_rows = rows <= 64 && !(force && !strcmp(force, "global")) ? (rows + 7) / 8 * 8 : 0;
-    char opt[128];
+    const char *wg_env = getenv("BATCHCL_PCYCLIC_PANEL_WG");
+    const char *shuffle_env = getenv("BATCHCL_PCYCLIC_SHUFFLE");
+    const char *nb_env = getenv("BATCHCL_PCYCLIC_NB");
+    w->panel_rows = rows <= 64 && !(force && !strcmp(force, "global")) ? rows : 0;
+    w->nb = w->panel_rows ? (rows <= 16 ? 32 : rows == 32 ? 16 : 8) : 32;
+    const int nb_forced = nb_env ? atoi(nb_env) : 0;
+    if (w->panel_rows && (nb_forced == 8 || nb_forced == 16) && nb_forced < w->nb)
+        w->nb = nb_forced;
+    /* BATCHCL_PCYCLIC_SPLIT_ROWS=64 (a multiple of 64) splits small panels too (tests) */
+    const char *split_env = getenv("BATCHCL_PCYCLIC_SPLIT_ROWS");
+    const int split = split_env ? atoi(split_env) : 0;
+    w->split_rows = split >= 64 && split % 64 == 0 ? split : APPLY_SPLIT_ROWS;
+    char opt[160];
     if (w->panel_rows) {
-        w->panel_wg = 256;
-        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DPANEL_WG=256 -DPANEL_ROWS=%d%s", QR_NB,
-                 QR_WG, w->panel_rows, w->dbl ? " -DBCL_DOUBLE" : "");
-        bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel_reg", &w->k_panel);
-        if (s != BCL_SUCCESS)
-            return s;
-        if (w->k_panel->max_work_group < 256)
+        const int wg = wg_env ? atoi(wg_env) : 0;
+        w->panel_wg = (wg == 512 || wg == 1024) && wg / 32 <= w->nb ? wg : 256;
+        /* NVIDIA: warp sums by the lanes' shuffles (inline PTX); without it, or when the build
+         * refuses it, through local memory */
+        w->panel_shuffle = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL &&
+                           !(shuffle_env && !strcmp(shuffle_env, "0"));
+        for (;;) {
+            snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DPANEL_WG=%d -DPANEL_ROWS=%d%s%s",
+                     w->nb, QR_WG, w->panel_wg, w->panel_rows,
+                     w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", w->dbl ? " -DBCL_DOUBLE" : "");
+            bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel_reg", &w->k_panel);
+            if (s == BCL_BUILD_FAILED && w->panel_shuffle) {
+                w->panel_shuffle = 0;
+                continue;
+            }
+            if (s != BCL_SUCCESS)
+                return s;
+            break;
+        }
+        if (w->k_panel->max_work_group < (size_t)w->panel_wg)
             w->panel_rows = 0;
     }
+    if (!w->panel_rows)
+        w->nb = 32;
     for (int i = 0; i < 3 && !w->panel_rows; ++i) {
         w->panel_wg = panel_wgs[i];
-        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DPANEL_WG=%d%s", QR_NB, QR_WG,
+        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DPANEL_WG=%d%s", w->nb, QR_WG,
                  w->panel_wg, w->dbl ? " -DBCL_DOUBLE" : "");
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel", &w->k_panel);
         if (s != BCL_SUCCESS)
@@ -756,9 +791,14 @@ static bcl_status apply_block(bsofi *w, int m, int j0, int trans, cl_mem C, size
                               int ncols)
 {
     cl_kernel k = w->k_apply->kernel;
-    const cl_int cm = m, cj0 = j0, nbk = w->n - j0 < QR_NB ? w->n - j0 : QR_NB, tr = trans,
-                 cld = ldc, cn = ncols;
-    const cl_ulong zero = 0, offT = (cl_ulong)(j0 / QR_NB) * QR_NB * QR_NB, oc = offC;
+    /* C taller than two ranges of w->split_rows rows is split, each range its own work-groups
+     * (two launches), so that more compute units work and each group's chain of chunks stays
+     * short; on the H100 a split into two ranges cost its extra launch */
+    const int splits =
+        m - j0 > 2 * w->split_rows ? (m - j0 + w->split_rows - 1) / w->split_rows : 1;
+    const cl_int cm = m, cj0 = j0, nbk = w->n - j0 < w->nb ? w->n - j0 : w->nb, tr = trans,
+                 cld = ldc, cn = ncols, rows = splits > 1 ? w->split_rows : m - j0;
+    const cl_ulong zero = 0, offT = (cl_ulong)(j0 / w->nb) * w->nb * w->nb, oc = offC;
     cl_int err = CL_SUCCESS;
     SET_ARG(k, 0, w->dV);
     SET_ARG(k, 1, zero);
@@ -773,8 +813,20 @@ static bcl_status apply_block(bsofi *w, int m, int j0, int trans, cl_mem C, size
     SET_ARG(k, 10, oc);
     SET_ARG(k, 11, cld);
     SET_ARG(k, 12, cn);
-    const size_t groups = ((size_t)ncols + QR_CT - 1) / QR_CT;
-    return run_kernel(w, w->k_apply, err, groups * QR_WG, QR_WG, "launching qr_apply");
+    SET_ARG(k, 13, rows);
+    SET_ARG(k, 15, w->dWp);
+    const size_t cols_per_group = (size_t)(QR_WG / w->nb); /* qr_apply's QR_CT */
+    const size_t global[2] = {((size_t)ncols + cols_per_group - 1) / cols_per_group * QR_WG,
+                              (size_t)splits},
+                 local[2] = {QR_WG, 1};
+    for (cl_int stage = splits > 1 ? 1 : 0; stage <= 2 && err == CL_SUCCESS; ++stage) {
+        SET_ARG(k, 14, stage);
+        if (err == CL_SUCCESS)
+            err = clEnqueueNDRangeKernel(w->q, k, 2, NULL, global, local, 0, NULL, NULL);
+        if (stage == 0)
+            break;
+    }
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "launching qr_apply");
 }
 
 /* Blocked Householder QR of the m x n panel in w->dP (leading dimension ldp): R in its upper
@@ -784,10 +836,10 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
 {
     const int n = w->n;
     bcl_status s = BCL_SUCCESS;
-    for (int j0 = 0; j0 < n && s == BCL_SUCCESS; j0 += QR_NB) {
+    for (int j0 = 0; j0 < n && s == BCL_SUCCESS; j0 += w->nb) {
         cl_kernel kp = w->k_panel->kernel;
-        const cl_int cm = m, cj0 = j0, nbk = n - j0 < QR_NB ? n - j0 : QR_NB, cld = ldp;
-        const cl_ulong zero = 0, offT = (cl_ulong)(j0 / QR_NB) * QR_NB * QR_NB;
+        const cl_int cm = m, cj0 = j0, nbk = n - j0 < w->nb ? n - j0 : w->nb, cld = ldp;
+        const cl_ulong zero = 0, offT = (cl_ulong)(j0 / w->nb) * w->nb * w->nb;
         cl_int err = CL_SUCCESS;
         SET_ARG(kp, 0, w->dP);
         SET_ARG(kp, 1, zero);
@@ -836,7 +888,7 @@ static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
     SET_ARG(k, 3, cm);
     bcl_status s = run_kernel(w, w->k_eye, err, round_up((size_t)m * m, 256), 0,
                               "launching set_identity");
-    for (int j0 = (w->n - 1) / QR_NB * QR_NB; j0 >= 0 && s == BCL_SUCCESS; j0 -= QR_NB)
+    for (int j0 = (w->n - 1) / w->nb * w->nb; j0 >= 0 && s == BCL_SUCCESS; j0 -= w->nb)
         s = apply_block(w, m, j0, 0, Q, offQ + (size_t)j0 * ldq, ldq, m - j0);
     return s;
 }
@@ -1044,8 +1096,9 @@ static void bsofi_release(bsofi *w)
             clReleaseEvent(w->arena_done[i]);
         free(w->arena[i]);
     }
-    cl_mem bufs[11] = {w->dT, w->dQ, w->dS, w->dR, w->dP, w->dV, w->dTb, w->dRkk, w->dBad, w->dA, w->dB};
-    for (int i = 0; i < 11; ++i)
+    cl_mem bufs[12] = {w->dT,   w->dQ,   w->dS,    w->dR, w->dP, w->dV,
+                       w->dTb,  w->dWp,  w->dRkk,  w->dBad, w->dA, w->dB};
+    for (int i = 0; i < 12; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
     free(w->Rd);
@@ -1122,18 +1175,25 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
         bcl_status s = dev_kernels(w);
         if (s != BCL_SUCCESS)
             return s;
-        const size_t blocks = (size_t)(n + QR_NB - 1) / QR_NB;
+        const size_t blocks = (size_t)(n + w->nb - 1) / w->nb;
         w->dP = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * nn * w->es, NULL, &e[0]);
         w->dV = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * nn * w->es, NULL, &e[1]);
-        w->dTb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, blocks * QR_NB * QR_NB * w->es, NULL,
+        w->dTb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, blocks * w->nb * w->nb * w->es, NULL,
                                 &e[2]);
         w->dRkk = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, P * nn * w->es, NULL, &e[3]);
         for (int i = 0; i < 4; ++i)
             if (e[i] != CL_SUCCESS)
                 return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
         w->dBad = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, &e[0]);
-        if (e[0] != CL_SUCCESS)
-            return bcl_cl_fail(ctx, e[0], "allocating the p-cyclic workspace");
+        /* qr_apply's shares of W: ranges of the 2n rows x C's columns (at most 2n, padded to
+         * whole work-groups) x nb */
+        const size_t ranges = (2 * (size_t)n + w->split_rows - 1) / w->split_rows,
+                     cols = 2 * (size_t)n + (size_t)(QR_WG / w->nb);
+        w->dWp = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, ranges * cols * w->nb * w->es, NULL,
+                                &e[1]);
+        for (int i = 0; i < 2; ++i)
+            if (e[i] != CL_SUCCESS)
+                return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
     }
     /* zeros (no stale NaN reaches a product), and the identity the Q^(k) start from */
     const double zero = 0;
@@ -1319,8 +1379,11 @@ static void plan_columns(bsofi *w, cl_mem H, size_t offH)
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
              "kernels, %d work-items a panel, %s; GEMMs with clBLAST); j_F = %d of %d block "
              "columns inverted column-wise, the rest by rows",
-             QR_NB, w->panel_wg, w->panel_rows ? "in registers" : "in global memory", w->jF,
-             w->p);
+             w->nb, w->panel_wg,
+             !w->panel_rows     ? "in global memory"
+             : w->panel_shuffle ? "in registers, warp shuffles"
+                                : "in registers, warp sums in local memory",
+             w->jF, w->p);
 }
 
 static void to_double(const void *src, int dbl, size_t count, double *dst)
