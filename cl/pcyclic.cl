@@ -691,11 +691,11 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
     C += offC;
     T += offT;
     real vnext[QR_V_EACH], cnext[QR_C_EACH];
-#define QR_LOAD_V(r0)                                                                             \
+#define QR_LOAD_V(r0, lim) /* rows from r0, below lim */                                         \
     UNROLL                                                                                        \
     for (int e = 0; e < QR_V_EACH; ++e) {                                                         \
         const int idx = lid + e * QR_WG, rr = idx % QR_RCH, vv = idx / QR_RCH, r = (r0) + rr;     \
-        vnext[e] = r < r_end && vv < nbk ? V[(size_t)vv * ldv + r] : 0;                           \
+        vnext[e] = r < (lim) && vv < nbk ? V[(size_t)vv * ldv + r] : 0;                           \
     }
 #define QR_STORE_V()                                                                              \
     UNROLL                                                                                        \
@@ -703,7 +703,7 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
         const int idx = lid + e * QR_WG;                                                          \
         vs[idx / QR_RCH * (QR_RCH + 1) + idx % QR_RCH] = vnext[e];                                \
     }
-    QR_LOAD_V(r_first);
+    QR_LOAD_V(r_first, w_end);
     UNROLL
     for (int e = 0; e < QR_C_EACH; ++e) {
         const int idx = lid + e * QR_WG, rr = idx % QR_RCH, cc = idx / QR_RCH, r = r_first + rr;
@@ -718,7 +718,7 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
             cs[lid + e * QR_WG] = cnext[e];
         barrier(CLK_LOCAL_MEM_FENCE);
         if (r0 + QR_RCH < w_end) {
-            QR_LOAD_V(r0 + QR_RCH);
+            QR_LOAD_V(r0 + QR_RCH, w_end);
             UNROLL
             for (int e = 0; e < QR_C_EACH; ++e) {
                 const int idx = lid + e * QR_WG, rr = idx % QR_RCH, cc = idx / QR_RCH,
@@ -751,13 +751,13 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
     w2[tc * QR_NB + tv] = s;
     /* C -= V W2: work-item (row rr of the chunk, columns cq + k QR_WG / QR_RCH) */
     const int rr = lid % QR_RCH, cq = lid / QR_RCH;
-    QR_LOAD_V(r_first);
+    QR_LOAD_V(r_first, c_end);
     for (int r0 = r_first; r0 < c_end; r0 += QR_RCH) {
         barrier(CLK_LOCAL_MEM_FENCE);
         QR_STORE_V();
         barrier(CLK_LOCAL_MEM_FENCE);
         if (r0 + QR_RCH < c_end) {
-            QR_LOAD_V(r0 + QR_RCH);
+            QR_LOAD_V(r0 + QR_RCH, c_end);
         }
         const int r = r0 + rr;
         UNROLL

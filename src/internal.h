@@ -127,6 +127,7 @@ struct bcl_context {
         double dev_launch_s; /* fixed cost of one GEMM call */
     } pcyclic_model[8];
     int pcyclic_models;
+    int pcyclic_no_shuffle; /* the device's compiler refused the panel kernel's inline PTX */
 };
 
 /* Record an explanation for ctx (or for the thread when ctx is NULL) and return status. */

@@ -695,9 +695,9 @@ static bcl_status dev_kernels(bsofi *w)
      * holding the 2n rows (up to 16, 32 or 64 a lane) and each warp nb / 8 columns, so blocks of
      * 32 columns up to n = 256, 16 up to 512 and 8 up to 1024; larger n read the block column
      * from global memory (qr_panel, blocks of 32). BATCHCL_PCYCLIC_PANEL=global forces qr_panel
-     * and BATCHCL_PCYCLIC_NB=8 or 16 a narrower block (tests); BATCHCL_PCYCLIC_PANEL_WG=512 or
-     * 1024 spreads the columns over more warps. */
-    int rows = 1;
+     * and BATCHCL_PCYCLIC_NB=8 or 16 a narrower block (tests); BATCHCL_PCYCLIC_PANEL_WG=512
+     * spreads the columns over 16 warps. */
+    int rows = 4; /* not fewer: one program serves every n <= 64 (each is a build) */
     while (32 * rows < 2 * w->n)
         rows *= 2;
     const char *force = getenv("BATCHCL_PCYCLIC_PANEL");
@@ -709,25 +709,28 @@ static bcl_status dev_kernels(bsofi *w)
     const int nb_forced = nb_env ? atoi(nb_env) : 0;
     if (w->panel_rows && (nb_forced == 8 || nb_forced == 16) && nb_forced < w->nb)
         w->nb = nb_forced;
-    /* BATCHCL_PCYCLIC_SPLIT_ROWS=64 (a multiple of 64) splits small panels too (tests) */
+    /* BATCHCL_PCYCLIC_SPLIT_ROWS=64 (a multiple of 64, at most 4096) splits small panels too
+     * (tests) */
     const char *split_env = getenv("BATCHCL_PCYCLIC_SPLIT_ROWS");
     const int split = split_env ? atoi(split_env) : 0;
-    w->split_rows = split >= 64 && split % 64 == 0 ? split : APPLY_SPLIT_ROWS;
+    w->split_rows = split >= 64 && split <= 4096 && split % 64 == 0 ? split : APPLY_SPLIT_ROWS;
     char opt[160];
     if (w->panel_rows) {
         const int wg = wg_env ? atoi(wg_env) : 0;
-        w->panel_wg = (wg == 512 || wg == 1024) && wg / 32 <= w->nb ? wg : 256;
+        w->panel_wg = wg == 512 && wg / 32 <= w->nb ? wg : 256;
         /* NVIDIA: warp sums by the lanes' shuffles (inline PTX); without it, or when the build
          * refuses it, through local memory */
         w->panel_shuffle = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL &&
-                           !(shuffle_env && !strcmp(shuffle_env, "0"));
+                           !w->ctx->pcyclic_no_shuffle && !(shuffle_env && !strcmp(shuffle_env, "0"));
         for (;;) {
             snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DPANEL_WG=%d -DPANEL_ROWS=%d%s%s",
                      w->nb, QR_WG, w->panel_wg, w->panel_rows,
                      w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", w->dbl ? " -DBCL_DOUBLE" : "");
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel_reg", &w->k_panel);
-            if (s == BCL_BUILD_FAILED && w->panel_shuffle) {
+            if (s == BCL_BUILD_FAILED && w->panel_shuffle) { /* remembered, and not an error */
                 w->panel_shuffle = 0;
+                w->ctx->pcyclic_no_shuffle = 1;
+                bcl_clear_error(w->ctx);
                 continue;
             }
             if (s != BCL_SUCCESS)
