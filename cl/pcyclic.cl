@@ -281,13 +281,15 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
 #ifdef QR_NB
 /* ---- method 3: BSOF with the panels on the device, for one large problem at a time ----
  * Blocked Householder QR (LAPACK dgeqrt's compact WY form, Q = I - V T V^T per block of QR_NB
- * columns) of the 2n x n panels: qr_panel factors one block column in one work-group (its
- * reflectors, the block's T), qr_apply applies a block reflector to the columns to its right (and
- * builds the explicit Q^(k) from the identity). R_kk^-1 by tri_inverse; the host enqueues the
- * GEMMs (clBLAST) between them. Options: -DQR_NB (block width), -DQR_WG (work-items per group of
- * qr_apply, a multiple of QR_NB and of 32), -DPANEL_WG (of qr_panel, a multiple of QR_NB and at
- * most 32 QR_NB), -DBCL_DOUBLE. Matrices are column-major with explicit leading
- * dimensions; V is stored explicitly (zeros above the diagonal, ones on it). */
+ * columns) of the 2n x n panels: qr_panel_reg (block column in registers) or qr_panel (in global
+ * memory) factors one block column in one work-group (its reflectors, the block's T), qr_apply
+ * applies a block reflector to the columns to its right (and builds the explicit Q^(k) from the
+ * identity). R_kk^-1 by tri_inverse; the host enqueues the GEMMs (clBLAST) between them. Options:
+ * -DQR_NB (block width), -DQR_WG (work-items per group of qr_apply, a multiple of QR_NB and of
+ * 32), -DPANEL_WG (of the panel kernels, a multiple of QR_NB and at most 32 QR_NB), -DPANEL_ROWS
+ * (qr_panel_reg: rows a lane holds), -DBCL_PTX_SHUFFLE (qr_panel_reg: warp sums by NVIDIA's
+ * shuffles), -DBCL_DOUBLE. Matrices are column-major with explicit leading dimensions; V is
+ * stored explicitly (zeros above the diagonal, ones on it). */
 
 #define QR_RL (PANEL_WG / QR_NB) /* qr_panel: work-items sharing one column (its row lanes) */
 #define QR_CT (QR_WG / QR_NB) /* qr_apply: columns of C per work-group */
