@@ -665,8 +665,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
  * stage 0 does both in one launch, with one range. Every stage runs the same barriers (empty loops
  * where it skips a part), so that they stay in uniform control flow. */
 #define QR_V_EACH (QR_NB * QR_RCH / QR_WG)  /* V values a work-item stages per chunk */
-#define QR_C_EACH (QR_CT * QR_RCH / QR_WG)  /* C values a work-item stages per chunk */
-#define QR_ROW_COLS (QR_CT * QR_RCH / QR_WG) /* columns a work-item updates per chunk */
+#define QR_C_EACH (QR_CT * QR_RCH / QR_WG)  /* C values a work-item stages, or updates, per chunk */
 #if QR_V_EACH * QR_WG != QR_NB * QR_RCH || QR_C_EACH * QR_WG != QR_CT * QR_RCH ||              \
     QR_WG % QR_RCH != 0
 #error "qr_apply: QR_WG must divide QR_NB * QR_RCH and QR_CT * QR_RCH, and QR_RCH must divide QR_WG"
@@ -705,12 +704,14 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
         const int idx = lid + e * QR_WG;                                                          \
         vs[idx / QR_RCH * (QR_RCH + 1) + idx % QR_RCH] = vnext[e];                                \
     }
-    QR_LOAD_V(r_first, w_end);
-    UNROLL
-    for (int e = 0; e < QR_C_EACH; ++e) {
-        const int idx = lid + e * QR_WG, rr = idx % QR_RCH, cc = idx / QR_RCH, r = r_first + rr;
-        cnext[e] = r < w_end && c0 + cc < ncols ? C[(size_t)(c0 + cc) * ldc + r] : 0;
+#define QR_LOAD_C(r0, lim) /* rows from r0, below lim */                                         \
+    UNROLL                                                                                        \
+    for (int e = 0; e < QR_C_EACH; ++e) {                                                         \
+        const int idx = lid + e * QR_WG, rr = idx % QR_RCH, cc = idx / QR_RCH, r = (r0) + rr;     \
+        cnext[e] = r < (lim) && c0 + cc < ncols ? C[(size_t)(c0 + cc) * ldc + r] : 0;             \
     }
+    QR_LOAD_V(r_first, w_end);
+    QR_LOAD_C(r_first, w_end);
     real acc0 = 0, acc1 = 0; /* two chains, for the latency of the additions */
     for (int r0 = r_first; r0 < w_end; r0 += QR_RCH) {
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -721,12 +722,7 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
         barrier(CLK_LOCAL_MEM_FENCE);
         if (r0 + QR_RCH < w_end) {
             QR_LOAD_V(r0 + QR_RCH, w_end);
-            UNROLL
-            for (int e = 0; e < QR_C_EACH; ++e) {
-                const int idx = lid + e * QR_WG, rr = idx % QR_RCH, cc = idx / QR_RCH,
-                          r = r0 + QR_RCH + rr;
-                cnext[e] = r < w_end && c0 + cc < ncols ? C[(size_t)(c0 + cc) * ldc + r] : 0;
-            }
+            QR_LOAD_C(r0 + QR_RCH, w_end);
         }
         for (int rr = 0; rr < QR_RCH; rr += 2) {
             acc0 += vs[tv * (QR_RCH + 1) + rr] * cs[tc * QR_RCH + rr];
@@ -763,7 +759,7 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
         }
         const int r = r0 + rr;
         UNROLL
-        for (int k = 0; k < QR_ROW_COLS; ++k) {
+        for (int k = 0; k < QR_C_EACH; ++k) {
             const int cc = cq + k * (QR_WG / QR_RCH);
             if (r < c_end && c0 + cc < ncols) {
                 real d0 = 0, d1 = 0;
@@ -776,6 +772,7 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
         }
     }
 #undef QR_LOAD_V
+#undef QR_LOAD_C
 #undef QR_STORE_V
 }
 

@@ -822,12 +822,12 @@ static bcl_status apply_block(bsofi *w, int m, int j0, int trans, cl_mem C, size
     const size_t global[2] = {((size_t)ncols + cols_per_group - 1) / cols_per_group * QR_WG,
                               (size_t)splits},
                  local[2] = {QR_WG, 1};
-    for (cl_int stage = splits > 1 ? 1 : 0; stage <= 2 && err == CL_SUCCESS; ++stage) {
+    /* stage 0: both parts in one launch; 1 then 2: the shares of W, then the update */
+    const cl_int first = splits > 1 ? 1 : 0, last = splits > 1 ? 2 : 0;
+    for (cl_int stage = first; stage <= last && err == CL_SUCCESS; ++stage) {
         SET_ARG(k, 14, stage);
         if (err == CL_SUCCESS)
             err = clEnqueueNDRangeKernel(w->q, k, 2, NULL, global, local, 0, NULL, NULL);
-        if (stage == 0)
-            break;
     }
     return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "launching qr_apply");
 }
