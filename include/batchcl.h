@@ -402,6 +402,27 @@ bcl_status bcl_dpcyclic_inv_cl(bcl_context *ctx, int n, int p, size_t batch, cl_
  * call, bcl_last_kernel(ctx) says which method ran, j_F and the performance model's constants. */
 int bcl_pcyclic_has_clblast(void);
 
+/*
+ * The constants of method 1's performance model (the paper's model of the merged BSOFTRI, reduced
+ * to what sets j_F) for blocks of order n in one precision.
+ */
+typedef struct {
+    double host_step_s;     /* one panel step of the factorization on the host (LAPACK) */
+    double dev_gemm_flops;  /* the device's clBLAST GEMM rate on the column version's shapes
+                             * (j*n x n x n), in FLOP/s */
+    double dev_gemm_call_s; /* the fixed cost of one such GEMM call, in seconds */
+} bcl_pcyclic_model;
+
+/*
+ * Measure them on this context's host and device for blocks of order n (precision dbl: 0 float,
+ * 1 double), at p = 16 (the GEMMs' shapes j*n x n x n for j = 4 and 15; one N x N buffer, N = 16n,
+ * on the device). batchcl-tune stores them with its pcyclic entries ("model"); a method 1 call
+ * takes them from a tuning file for this exact device, else from the kernel cache directory,
+ * else measures them at its first use and keeps them there (BATCHCL_PCYCLIC_CALIBRATE=1 measures
+ * again and ignores both). BCL_NOT_IMPLEMENTED in a build without clBLAST.
+ */
+bcl_status bcl_pcyclic_calibrate(bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out);
+
 /* Largest n the LDL^T routines accept on this context's device for the given precision. */
 int bcl_ldlt_max_n(const bcl_context *ctx, int double_precision);
 

@@ -73,6 +73,8 @@ typedef struct {
     int dbl, n;
     bcl_params params;
     double throughput, default_throughput;
+    int has_model; /* pcyclic: the performance model's constants measured by the tuner */
+    bcl_pcyclic_model model;
 } bcl_tuned_entry;
 
 /* A tuning file that applies to the context's device, in priority order. */
@@ -120,13 +122,12 @@ struct bcl_context {
     int tuning_path_set;
     char *tuning_report;
     /* block p-cyclic inversion: the performance model's constants measured on this context */
-    struct bcl_pcyclic_model {
+    struct bcl_pcyclic_model_in_use {
         int n, dbl;
-        double host_step_s;  /* one host panel step of the factorization */
-        double dev_flops;    /* clBLAST GEMM rate on the column-version shapes */
-        double dev_launch_s; /* fixed cost of one GEMM call */
+        bcl_pcyclic_model m;
+        const char *source; /* "tuning file", "cache", "measured" */
     } pcyclic_model[8];
-    int pcyclic_models;
+    int pcyclic_models; /* cleared when the tuning files are read again */
     int pcyclic_no_shuffle; /* the device's compiler refused the panel kernel's inline PTX */
 };
 
@@ -164,6 +165,12 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
  * files' (src/tuning.c), else the built-in heuristic's. */
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
                        bcl_params *out);
+
+/* The pcyclic performance model stored by the tuner for exactly this device, precision and n:
+ * 1 with the constants (and the file's path), else 0. Other devices' models are not used: the
+ * constants are measurements of a host and a device, not choices. */
+int bcl_tuning_pcyclic_model(const bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out,
+                             const char **file);
 
 /* The geev parameter table without tuning data (also the p of a step whose mapping is forced). */
 void bcl_geev_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_params *p);

@@ -1221,104 +1221,147 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
 
 /* ---- the performance model: how many block columns to invert column-wise (j_F) ---- */
 
-/* Measured once per context, precision and n, and kept in the cache directory beside the kernel
- * binaries (pcyclic-model-v2-<device>.txt, one line per n and precision; BATCHCL_PCYCLIC_CALIBRATE=1
- * measures again): the host time of one panel step and the device's GEMM rate and call overhead on
- * the column-version shape (j*n x n x n). v2: the host step became the compact-WY panel chain only,
- * so v1's (larger) step times would overstate the host. */
-static const struct bcl_pcyclic_model *model_for(bsofi *w, cl_mem H, size_t offH)
+/* The constants on this host and device: the host time of one panel step, and the device's GEMM
+ * rate and call overhead on the column-version shape (j*n x n x n), from two sizes, on the
+ * (cleared) buffer H of N x N. */
+static bcl_status measure_model(bsofi *w, cl_mem H, size_t offH, bcl_pcyclic_model *m)
+{
+    memset(m, 0, sizeof *m);
+    const int n = w->n, p = w->p;
+    double *A = malloc(sizeof *A * 2 * w->nn);
+    bcl_status s =
+        A ? BCL_SUCCESS : bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
+    if (A) {
+        unsigned seed = 12345;
+        for (size_t e = 0; e < 2 * w->nn; ++e) {
+            seed = seed * 1103515245u + 12345u;
+            A[e] = (double)(seed >> 8) / 16777216.0 - 0.5;
+        }
+        for (int i = 0; i < n; ++i)
+            A[(size_t)i * n + i] += 2;
+        memcpy(w->At, A, sizeof(double) * w->nn);
+        w->arena_used = 0;
+        w->p = 3; /* a step with both next-column products; the fastest of three after one that
+                   * starts the BLAS threads */
+        for (int rep = 0; rep < 4 && s == BCL_SUCCESS; ++rep) {
+            w->arena_used = 0;
+            double t0 = seconds_now();
+            s = factor_step(w, 0, A, A);
+            const double dt = seconds_now() - t0;
+            if (rep == 1 || (rep > 1 && dt < m->host_step_s))
+                m->host_step_s = dt;
+            clFinish(w->q); /* its uploads read the arena that the next repetition refills */
+        }
+        w->p = p;
+        free(A);
+    }
+    const int j1 = p / 4 > 1 ? p / 4 : 1, j2 = p - 1 > j1 ? p - 1 : j1 + 1;
+    enum { REPS = 5 };
+    double t[2][REPS];
+    const int js[2] = {j1, j2};
+    if (s == BCL_SUCCESS)
+        s = fill_zero(w, H, offH);
+    clFinish(w->q);
+    /* the first round builds clBLAST's kernels; then the median of REPS rounds */
+    for (int r = -1; r < REPS && s == BCL_SUCCESS; ++r)
+        for (int i = 0; i < 2 && s == BCL_SUCCESS; ++i) {
+            const int jj = js[i] < p ? js[i] : p - 1;
+            double t0 = seconds_now();
+            s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)jj * n, n, n, 1.0, H, offH,
+                     w->N, H, offH, w->N, 0.0, w->dT, 0, w->N);
+            clFinish(w->q);
+            if (r >= 0)
+                t[i][r] = seconds_now() - t0;
+        }
+    w->arena_used = 0;
+    if (s != BCL_SUCCESS)
+        return s;
+    double med[2];
+    for (int i = 0; i < 2; ++i) {
+        for (int a = 1; a < REPS; ++a) /* insertion sort of REPS values */
+            for (int b = a; b > 0 && t[i][b] < t[i][b - 1]; --b) {
+                const double x = t[i][b];
+                t[i][b] = t[i][b - 1];
+                t[i][b - 1] = x;
+            }
+        med[i] = t[i][REPS / 2] > 1e-9 ? t[i][REPS / 2] : 1e-9;
+    }
+    /* rate from the difference of the two sizes, cost per call from the smaller; where the call
+     * cost hides the difference (small n), the difference is taken as at least a tenth of the
+     * larger time, so that noise cannot make the rate absurd */
+    const double f1 = 2.0 * n * n * (double)n * js[0], f2 = 2.0 * n * n * (double)n * js[1];
+    const double dt = med[1] - med[0] > 0.1 * med[1] ? med[1] - med[0] : 0.1 * med[1];
+    m->dev_gemm_flops = (f2 - f1) / dt;
+    m->dev_gemm_call_s = med[0] - f1 / m->dev_gemm_flops;
+    if (m->dev_gemm_call_s < 0)
+        m->dev_gemm_call_s = 0;
+    return BCL_SUCCESS;
+}
+
+/* The model for this context, precision and n: kept in the context after its first use; from a
+ * tuning file for this exact device (batchcl-tune stores them), else from the cache directory
+ * beside the kernel binaries (pcyclic-model-v3-<device>.txt, one line per n and precision), else
+ * measured and appended there. BATCHCL_PCYCLIC_CALIBRATE=1 measures again. v3: medians and a
+ * bounded GEMM rate (v2's two single timings could give absurd rates at small n). */
+static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w, cl_mem H, size_t offH)
 {
     bcl_context *ctx = w->ctx;
     for (int i = 0; i < ctx->pcyclic_models; ++i)
         if (ctx->pcyclic_model[i].n == w->n && ctx->pcyclic_model[i].dbl == w->dbl)
             return &ctx->pcyclic_model[i];
-    struct bcl_pcyclic_model m = {w->n, w->dbl, 0, 0, 0};
+    if (w->force_fail) { /* no clBLAST call to measure with; nothing kept */
+        static const struct bcl_pcyclic_model_in_use unmeasured = {0, 0, {0, 0, 0}, "none"};
+        return &unmeasured;
+    }
+    struct bcl_pcyclic_model_in_use u = {w->n, w->dbl, {0, 0, 0}, "tuning file"};
+    const char *again = getenv("BATCHCL_PCYCLIC_CALIBRATE");
+    const int measure = again && atoi(again);
     char path[1200] = "";
     if (ctx->cache_dir[0]) {
         uint64_t h = bcl_hash(ctx->dev.name, strlen(ctx->dev.name), BCL_HASH_SEED);
         h = bcl_hash(ctx->dev.driver_version, strlen(ctx->dev.driver_version), h);
-        snprintf(path, sizeof path, "%s/pcyclic-model-v2-%016llx.txt", ctx->cache_dir,
+        snprintf(path, sizeof path, "%s/pcyclic-model-v3-%016llx.txt", ctx->cache_dir,
                  (unsigned long long)h);
-        const char *again = getenv("BATCHCL_PCYCLIC_CALIBRATE");
-        FILE *f = again && atoi(again) ? NULL : fopen(path, "r");
+    }
+    if (!measure && !bcl_tuning_pcyclic_model(ctx, w->dbl, w->n, &u.m, NULL)) {
+        u.source = "cache";
+        FILE *f = path[0] ? fopen(path, "r") : NULL;
         char line[256];
         while (f && fgets(line, sizeof line, f)) {
-            struct bcl_pcyclic_model r;
-            if (sscanf(line, "%d %d %lg %lg %lg", &r.n, &r.dbl, &r.host_step_s, &r.dev_flops,
-                       &r.dev_launch_s) == 5 &&
-                r.n == w->n && r.dbl == w->dbl)
-                m = r;
+            int rn, rd;
+            bcl_pcyclic_model r;
+            if (sscanf(line, "%d %d %lg %lg %lg", &rn, &rd, &r.host_step_s, &r.dev_gemm_flops,
+                       &r.dev_gemm_call_s) == 5 &&
+                rn == w->n && rd == w->dbl && r.dev_gemm_flops > 0)
+                u.m = r;
         }
         if (f)
             fclose(f);
     }
-    if (w->force_fail) { /* no clBLAST call to measure with; nothing kept */
-        static const struct bcl_pcyclic_model unmeasured = {0, 0, 0, 0, 0};
-        return &unmeasured;
-    }
-    if (m.dev_flops <= 0) {
-        /* host: one panel step on a random panel; device: GEMMs of the column version's shape
-         * on the (cleared) H^-1 buffer, two sizes to separate rate and overhead */
-        const int n = w->n, p = w->p;
-        double *A = malloc(sizeof *A * 2 * w->nn);
-        if (A) {
-            unsigned s = 12345;
-            for (size_t e = 0; e < 2 * w->nn; ++e) {
-                s = s * 1103515245u + 12345u;
-                A[e] = (double)(s >> 8) / 16777216.0 - 0.5;
-            }
-            for (int i = 0; i < n; ++i)
-                A[(size_t)i * n + i] += 2;
-            memcpy(w->At, A, sizeof(double) * w->nn);
-            w->arena_used = 0;
-            w->p = 3; /* a step with both next-column products; the second of two (the first
-                       * starts the BLAS threads) */
-            for (int rep = 0; rep < 2; ++rep) {
-                w->arena_used = 0;
-                double t0 = seconds_now();
-                factor_step(w, 0, A, A);
-                m.host_step_s = seconds_now() - t0;
-                clFinish(w->q); /* its uploads read the arena that the next repetition refills */
-            }
-            w->p = p;
-            free(A);
+    if (u.m.dev_gemm_flops <= 0) {
+        u.source = "measured";
+        if (measure_model(w, H, offH, &u.m) != BCL_SUCCESS) {
+            /* not kept: the call's own work reports what failed */
+            static const struct bcl_pcyclic_model_in_use failed = {0, 0, {0, 0, 0}, "not measured"};
+            bcl_clear_error(ctx);
+            return &failed;
         }
-        const int j1 = p / 4 > 1 ? p / 4 : 1, j2 = p - 1 > j1 ? p - 1 : j1 + 1;
-        double t[2] = {0, 0};
-        const int js[2] = {j1, j2};
-        fill_zero(w, H, offH);
-        clFinish(w->q);
-        for (int r = 0; r < 3; ++r) /* the first round builds clBLAST's kernels */
-            for (int i = 0; i < 2; ++i) {
-                const int jj = js[i] < p ? js[i] : p - 1;
-                double t0 = seconds_now();
-                gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)jj * n, n, n, 1.0, H, offH,
-                     w->N, H, offH, w->N, 0.0, w->dT, 0, w->N);
-                clFinish(w->q);
-                t[i] = seconds_now() - t0;
-            }
-        const double f1 = 2.0 * n * n * (double)n * js[0], f2 = 2.0 * n * n * (double)n * js[1];
-        m.dev_flops = t[1] > t[0] ? (f2 - f1) / (t[1] - t[0]) : f2 / (t[1] > 0 ? t[1] : 1e-9);
-        m.dev_launch_s = t[0] - f1 / m.dev_flops;
-        if (m.dev_launch_s < 0)
-            m.dev_launch_s = 0;
-        w->arena_used = 0;
         FILE *f = path[0] ? fopen(path, "a") : NULL;
         if (f) {
-            fprintf(f, "%d %d %.6g %.6g %.6g\n", m.n, m.dbl, m.host_step_s, m.dev_flops,
-                    m.dev_launch_s);
+            fprintf(f, "%d %d %.6g %.6g %.6g\n", u.n, u.dbl, u.m.host_step_s, u.m.dev_gemm_flops,
+                    u.m.dev_gemm_call_s);
             fclose(f);
         }
     }
     const int slot = ctx->pcyclic_models < 8 ? ctx->pcyclic_models++ : 7;
-    ctx->pcyclic_model[slot] = m;
+    ctx->pcyclic_model[slot] = u;
     return &ctx->pcyclic_model[slot];
 }
 
 /* j_F: the block columns the device inverts column-wise while the host still factorizes (the
  * paper's merged BSOFTRI: column j costs the device one j*n x n x n GEMM, the host's factorization
  * takes p-1 panel steps); the rest go by rows afterwards, with wider GEMMs. */
-static int choose_jF(const bsofi *w, const struct bcl_pcyclic_model *m, int forced)
+static int choose_jF(const bsofi *w, const bcl_pcyclic_model *m, int forced)
 {
     const int p = w->p;
     if (forced < 0 || p < 2)
@@ -1329,7 +1372,7 @@ static int choose_jF(const bsofi *w, const struct bcl_pcyclic_model *m, int forc
     double dev = 0;
     int j = 1;
     while (j < p - 1) {
-        dev += m->dev_launch_s + n3 * j / (m->dev_flops > 0 ? m->dev_flops : 1e9);
+        dev += m->dev_gemm_call_s + n3 * j / (m->dev_gemm_flops > 0 ? m->dev_gemm_flops : 1e9);
         if (dev > host)
             break;
         ++j;
@@ -1337,13 +1380,14 @@ static int choose_jF(const bsofi *w, const struct bcl_pcyclic_model *m, int forc
     return j;
 }
 
-static void describe_plan(bsofi *w, const struct bcl_pcyclic_model *m)
+static void describe_plan(bsofi *w, const struct bcl_pcyclic_model_in_use *u)
 {
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 1 (BSOFI: host panels with LAPACK, GEMMs with clBLAST); j_F = %d of %d "
-             "block columns inverted column-wise during the factorization, the rest by rows; model: "
-             "host panel step %.3g ms, device GEMM %.3g GFLOP/s + %.3g us per call",
-             w->jF, w->p, m->host_step_s * 1e3, m->dev_flops * 1e-9, m->dev_launch_s * 1e6);
+             "block columns inverted column-wise during the factorization, the rest by rows; model "
+             "(%s): host panel step %.3g ms, device GEMM %.3g GFLOP/s + %.3g us per call",
+             w->jF, w->p, u->source, u->m.host_step_s * 1e3, u->m.dev_gemm_flops * 1e-9,
+             u->m.dev_gemm_call_s * 1e6);
 }
 
 /* what the host's part took, appended to the plan: the panels are the critical path when the
@@ -1371,9 +1415,9 @@ static void plan_columns(bsofi *w, cl_mem H, size_t offH)
     bcl_params prm;
     bcl_tuning_lookup(w->ctx, BCL_ROUTINE_PCYCLIC, w->dbl, w->n, &prm);
     if (!w->dev_panels) {
-        const struct bcl_pcyclic_model *m = model_for(w, H, offH);
-        w->jF = choose_jF(w, m, prm.pcyclic_cv_columns);
-        describe_plan(w, m);
+        const struct bcl_pcyclic_model_in_use *u = model_for(w, H, offH);
+        w->jF = choose_jF(w, &u->m, prm.pcyclic_cv_columns);
+        describe_plan(w, u);
         return;
     }
     const int forced = prm.pcyclic_cv_columns;
@@ -1537,7 +1581,56 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
     return s;
 }
 
+/* bcl_pcyclic_calibrate's work: method 1's workspace at p = 16 and an N x N buffer */
+static bcl_status calibrate(bcl_context *ctx, const char *fn, int dbl, int n,
+                            bcl_pcyclic_model *out)
+{
+    bsofi w;
+    bcl_status s = bsofi_init(ctx, fn, dbl, n, 16, 0, &w);
+    cl_mem dH = NULL;
+    if (s == BCL_SUCCESS) {
+        cl_int err = CL_SUCCESS;
+        dH = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, (size_t)w.N * w.N * w.es, NULL, &err);
+        if (err != CL_SUCCESS)
+            s = bcl_cl_fail(ctx, err, "allocating the N x N buffer to time GEMMs in");
+    }
+    bcl_pcyclic_model m;
+    if (s == BCL_SUCCESS)
+        s = measure_model(&w, dH, 0, &m);
+    if (dH)
+        clReleaseMemObject(dH);
+    bsofi_release(&w);
+    if (s == BCL_SUCCESS)
+        *out = m;
+    return s;
+}
+
 #endif /* BCL_HAVE_CLBLAST */
+
+bcl_status bcl_pcyclic_calibrate(bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out)
+{
+    const char *fn = "bcl_pcyclic_calibrate";
+    if (!ctx)
+        return bcl_fail(NULL, BCL_INVALID_ARGUMENT, "%s: argument 1 (ctx) is NULL", fn);
+    if (dbl != 0 && dbl != 1)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument 2 (dbl = %d) must be 0 or 1", fn,
+                        dbl);
+    if (n < 1)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument 3 (n = %d) must be >= 1", fn, n);
+    if (!out)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument 4 (out) is NULL", fn);
+    if (dbl && !ctx->dev.has_fp64)
+        return bcl_no_fp64(ctx, fn);
+#ifdef BCL_HAVE_CLBLAST
+    bcl_status s = check_sizes(ctx, fn, n, 16, 1, dbl);
+    return s == BCL_SUCCESS ? calibrate(ctx, fn, dbl, n, out) : s;
+#else
+    return bcl_fail(ctx, BCL_NOT_IMPLEMENTED,
+                    "%s: the model is method 1's, and this build of batchcl was configured "
+                    "without clBLAST or LAPACKE/OpenBLAS",
+                    fn);
+#endif
+}
 
 /* ---- entry points ---- */
 

@@ -112,6 +112,37 @@ static int parse_params(const cJSON *obj, bcl_params *p, char *why, size_t whyle
     return bcl_params_check(p, why, whylen);
 }
 
+/* A pcyclic entry's "model": the performance model's constants (bcl_pcyclic_calibrate), each a
+ * finite number, the host step and the GEMM rate positive. */
+static int parse_model(const cJSON *obj, bcl_pcyclic_model *m, char *why, size_t whylen)
+{
+    static const char *const keys[3] = {"host_step_s", "dev_gemm_flops", "dev_gemm_call_s"};
+    double v[3];
+    if (!cJSON_IsObject(obj)) {
+        snprintf(why, whylen, "\"model\" is not an object");
+        return 0;
+    }
+    for (int i = 0; i < 3; ++i) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, keys[i]);
+        v[i] = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+        if (!isfinite(v[i]) || v[i] < 0 || (i < 2 && v[i] == 0)) {
+            snprintf(why, whylen, "\"model\" needs \"%s\", a %s number", keys[i],
+                     i < 2 ? "positive" : "non-negative");
+            return 0;
+        }
+    }
+    for (const cJSON *item = obj->child; item; item = item->next)
+        if (strcmp(item->string, keys[0]) && strcmp(item->string, keys[1]) &&
+            strcmp(item->string, keys[2])) {
+            snprintf(why, whylen, "\"model\": \"%s\" is not one of its constants", item->string);
+            return 0;
+        }
+    m->host_step_s = v[0];
+    m->dev_gemm_flops = v[1];
+    m->dev_gemm_call_s = v[2];
+    return 1;
+}
+
 /* The device type as the files spell it. */
 static const char *device_type_key(const bcl_context *ctx)
 {
@@ -217,6 +248,15 @@ static bcl_tuning_file *parse_file(const bcl_context *ctx, const char *path, cha
                      detail);
             goto fail;
         }
+        const cJSON *model = cJSON_GetObjectItemCaseSensitive(e, "model");
+        if (model && (t->routine != BCL_ROUTINE_PCYCLIC ||
+                      !parse_model(model, &t->model, detail, sizeof detail))) {
+            snprintf(why, whylen, "entry %d (%s, %s, n = %d): %s", index, routine, precision, t->n,
+                     t->routine != BCL_ROUTINE_PCYCLIC ? "only pcyclic entries hold a \"model\""
+                                                       : detail);
+            goto fail;
+        }
+        t->has_model = model != NULL;
         const cJSON *tp = cJSON_GetObjectItemCaseSensitive(e, "throughput");
         const cJSON *dp = cJSON_GetObjectItemCaseSensitive(e, "default_throughput");
         t->throughput = cJSON_IsNumber(tp) ? tp->valuedouble : 0;
@@ -301,9 +341,26 @@ void bcl_tuning_release(bcl_context *ctx)
     ctx->tuning_report = NULL;
 }
 
+int bcl_tuning_pcyclic_model(const bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out,
+                             const char **file)
+{
+    for (const bcl_tuning_file *f = ctx->tuning; f && f->level == BCL_TUNING_EXACT; f = f->next)
+        for (size_t i = 0; i < f->count; ++i) {
+            const bcl_tuned_entry *t = &f->entries[i];
+            if (t->routine == BCL_ROUTINE_PCYCLIC && t->has_model && t->dbl == dbl && t->n == n) {
+                *out = t->model;
+                if (file)
+                    *file = f->path;
+                return 1;
+            }
+        }
+    return 0;
+}
+
 void bcl_tuning_load(bcl_context *ctx)
 {
     bcl_tuning_release(ctx);
+    ctx->pcyclic_models = 0; /* models taken from the previous files */
     char *path = ctx->tuning_path_set ? strdup(ctx->tuning_path ? ctx->tuning_path : "")
                                       : bcl_data_search_path("BATCHCL_TUNING_DIR", "tuning",
                                                              BCL_INSTALL_TUNING_DIR,

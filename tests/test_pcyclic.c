@@ -2,7 +2,8 @@
  * ||H H^-1 - I||_1 / (N eps ||H||_1 ||H^-1||_1) < 30 and the distance to LAPACK's inverse within
  * its condition bound, for the three methods (1: host panels + clBLAST, 2: batched kernels, 3:
  * device panels + clBLAST), random, QMC-like and ill-conditioned blocks; singular problems
- * mid-batch, device buffers, a failing clBLAST, bad arguments.
+ * mid-batch, device buffers, a failing clBLAST, the performance model (measured, or from a tuning
+ * file), bad arguments.
  * Usage: test_pcyclic <group>, group one of grid-clblast, grid-device, grid-kernel, numerics, api.
  * BATCHCL_TEST_QUICK (the sanitizer pass) thins the grids to n in {1, 8, 17, 100} x p in {2, 7, 40}
  * less (100, 40). */
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define RES_LIMIT 30.0
 
@@ -247,7 +250,7 @@ static void test_variants(void **state)
         /* the model's choice, stated */
         use_method(ctx, 1, 0);
         check_batch(ctx, 1, 0, 0, 10, 8, 1, "clBLAST model");
-        assert_non_null(strstr(bcl_last_kernel(ctx), "model: host panel step"));
+        assert_non_null(strstr(bcl_last_kernel(ctx), "): host panel step"));
         /* device panels: p = 1, a batch, single precision (the panels in float too), the splits */
         use_method(ctx, 3, 0);
         check_batch(ctx, 1, 0, 0, 37, 1, 2, "device panels p=1");
@@ -455,6 +458,87 @@ static void test_clblast_failure(void **state)
     bcl_destroy(ctx);
 }
 
+/* A tuning file for this device holding one pcyclic entry (double, n) with the model's constants */
+static void write_model_file(const char *dir, const bcl_device_info *d, int n, double host_step_s)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "{\"format\": \"batchcl-tuning\", \"version\": 1, \"device\": {\"name\": \"%s\", "
+            "\"vendor\": \"%s\", \"type\": \"%s\", \"architecture\": \"%s\"}, \"entries\": "
+            "[{\"routine\": \"pcyclic\", \"precision\": \"d\", \"n\": %d, \"params\": {}, "
+            "\"model\": {\"host_step_s\": %g, \"dev_gemm_flops\": 2e9, \"dev_gemm_call_s\": "
+            "1e-5}}]}\n",
+            d->name, d->vendor, d->is_gpu ? "GPU" : "CPU", d->architecture, n, host_step_s);
+    fclose(f);
+}
+
+/* Method 1's performance model: measured by bcl_pcyclic_calibrate; taken from a tuning file for
+ * this device, where its constants decide j_F (a slow host: every column but the last goes
+ * column-wise; an instant one: only the first); BATCHCL_PCYCLIC_CALIBRATE=1 measures again. */
+static void test_model(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    bcl_pcyclic_model m;
+    if (!bcl_pcyclic_has_clblast()) {
+        TU_STATUS(ctx, BCL_NOT_IMPLEMENTED, bcl_pcyclic_calibrate(ctx, 0, 8, &m));
+        bcl_destroy(ctx);
+        return;
+    }
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_pcyclic_calibrate(ctx, 1, 10, &m));
+    if (!(m.host_step_s > 0 && m.host_step_s < 10 && m.dev_gemm_flops > 1e6 &&
+          isfinite(m.dev_gemm_flops) && m.dev_gemm_call_s >= 0 && m.dev_gemm_call_s < 1))
+        fail_msg("implausible model: host step %g s, GEMM %g FLOP/s + %g s", m.host_step_s,
+                 m.dev_gemm_flops, m.dev_gemm_call_s);
+    TU_STATUS(NULL, BCL_INVALID_ARGUMENT, bcl_pcyclic_calibrate(NULL, 1, 10, &m));
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT, bcl_pcyclic_calibrate(ctx, 2, 10, &m));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 2 (dbl = 2)"));
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT, bcl_pcyclic_calibrate(ctx, 1, 0, &m));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 3 (n = 0)"));
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT, bcl_pcyclic_calibrate(ctx, 1, 10, NULL));
+    assert_non_null(strstr(bcl_last_error(ctx), "argument 4 (out)"));
+    setenv("BATCHCL_CLBLAST_FAIL", "1", 1);
+    TU_STATUS(ctx, BCL_OPENCL_ERROR, bcl_pcyclic_calibrate(ctx, 1, 10, &m));
+    unsetenv("BATCHCL_CLBLAST_FAIL");
+    assert_non_null(strstr(bcl_last_error(ctx), "clBLAST"));
+
+    bcl_device_info d;
+    bcl_device_info_get(ctx, &d);
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/batchcl-test-pcyclic-model-%d", (int)getpid());
+    mkdir(dir, 0777);
+    const double hosts[2] = {100, 1e-9};
+    const char *want[2] = {"j_F = 7 of 8", "j_F = 1 of 8"};
+    use_method(ctx, 1, 0);
+    for (int i = 0; i < 2; ++i) {
+        write_model_file(dir, &d, 10, hosts[i]);
+        TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
+        check_batch(ctx, 1, 0, 0, 10, 8, 1, "model from a tuning file");
+        const char *plan = bcl_last_kernel(ctx);
+        if (!strstr(plan, want[i]) || !strstr(plan, "model (tuning file)") ||
+            !strstr(plan, "2 GFLOP/s + 10 us per call"))
+            fail_msg("expected %s from the tuning file's model in: %s", want[i], plan);
+    }
+    /* another n or precision is not in the file: the cache or a measurement */
+    check_batch(ctx, 0, 0, 0, 10, 8, 1, "model, float");
+    assert_null(strstr(bcl_last_kernel(ctx), "model (tuning file)"));
+    setenv("BATCHCL_PCYCLIC_CALIBRATE", "1", 1);
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir)); /* forget the kept model */
+    check_batch(ctx, 1, 0, 0, 10, 8, 1, "model measured again");
+    unsetenv("BATCHCL_PCYCLIC_CALIBRATE");
+    if (!strstr(bcl_last_kernel(ctx), "model (measured)"))
+        fail_msg("expected a measured model in: %s", bcl_last_kernel(ctx));
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, NULL));
+    char path[300];
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    remove(path);
+    rmdir(dir);
+    bcl_destroy(ctx);
+}
+
 static void test_bad_arguments(void **state)
 {
     (void)state;
@@ -557,6 +641,7 @@ int main(int argc, char **argv)
                                           cmocka_unit_test(test_failure_isolation)};
     const struct CMUnitTest api[] = {cmocka_unit_test(test_bad_arguments),
                                      cmocka_unit_test(test_clblast_failure),
+                                     cmocka_unit_test(test_model),
                                      cmocka_unit_test(test_device_buffers)};
     int failed = 0, all = !strcmp(group, "all");
     if (all || !strcmp(group, "api"))

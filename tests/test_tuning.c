@@ -282,13 +282,21 @@ static void test_bad_files(void **state)
         "{\"routine\":\"ldlt\",\"precision\":\"s\",\"n\":8,\"params\":{\"problems_per_work_item\":3}}",
         "{\"routine\":\"geev\",\"precision\":\"s\",\"n\":8,\"params\":{\"qr_mapping\":\"hybrid\"}}",
         "{\"routine\":\"ldlt\",\"precision\":\"s\",\"n\":8,\"params\":{\"queues\":1e300}}",
+        "{\"routine\":\"ldlt\",\"precision\":\"s\",\"n\":8,\"params\":{},\"model\":{}}",
+        "{\"routine\":\"pcyclic\",\"precision\":\"d\",\"n\":64,\"params\":{},\"model\":"
+        "{\"host_step_s\":1e-3,\"dev_gemm_flops\":-1,\"dev_gemm_call_s\":0}}",
+        "{\"routine\":\"pcyclic\",\"precision\":\"d\",\"n\":64,\"params\":{},\"model\":"
+        "{\"host_step_s\":1e-3,\"dev_gemm_flops\":1e12,\"dev_gemm_call_s\":0,\"speed\":1}}",
     };
     const char *reasons[] = {"\"warp_magic\" is not a tuning parameter", "\"mapping\" must be one of",
                              "\"queues\" must be an integer in 0..4", "needs \"routine\"",
                              "needs \"routine\"", "needs \"routine\"",
                              "problems_per_work_item = 3 is not 0, 1, 2, 4, 8 or 16",
                              "qr_mapping 3 is not BCL_MAPPING_AUTO, _SWB or _MWB",
-                             "\"queues\" must be an integer"};
+                             "\"queues\" must be an integer",
+                             "only pcyclic entries hold a \"model\"",
+                             "\"model\" needs \"dev_gemm_flops\", a positive number",
+                             "\"model\": \"speed\" is not one of its constants"};
     char name[64];
     for (size_t i = 0; i < sizeof bad_entries / sizeof *bad_entries; ++i) {
         snprintf(name, sizeof name, "e-entry-%zu.json", i);
@@ -452,6 +460,19 @@ static void test_tuned_kernel_runs(void **state)
 }
 
 /* `batchcl-tune --quick` writes a valid file; a context reading it runs its entries' kernels. */
+/* The JSON in the file at path, read into text (cap bytes); fails the test when it does not parse */
+static cJSON *read_json(const char *path, char *text, size_t cap)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    const size_t len = fread(text, 1, cap - 1, f);
+    fclose(f);
+    text[len] = 0;
+    cJSON *root = cJSON_Parse(text);
+    assert_non_null(root);
+    return root;
+}
+
 static void test_tuner_quick(void **state)
 {
     (void)state;
@@ -489,14 +510,8 @@ static void test_tuner_quick(void **state)
     path[strcspn(path, "\n")] = 0;
 
     /* its content, checked independently of the library's reader */
-    f = fopen(path, "rb");
-    assert_non_null(f);
     static char text[1 << 20];
-    const size_t len = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[len] = 0;
-    cJSON *root = cJSON_Parse(text);
-    assert_non_null(root);
+    cJSON *root = read_json(path, text, sizeof text);
     assert_string_equal(cJSON_GetObjectItem(root, "format")->valuestring, "batchcl-tuning");
     assert_int_equal(cJSON_GetObjectItem(root, "version")->valueint, 1);
     cJSON *dev = cJSON_GetObjectItem(root, "device");
@@ -586,13 +601,7 @@ static void test_tuner_quick(void **state)
              BATCHCL_TUNE_EXE, dir, device ? "--device '" : "", dev_opt, device ? "'" : "", dir,
              dir);
     assert_int_equal(system(cmd), 0);
-    f = fopen(path, "rb");
-    assert_non_null(f);
-    const size_t len2 = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[len2] = 0;
-    root = cJSON_Parse(text);
-    assert_non_null(root);
+    root = read_json(path, text, sizeof text);
     entries = cJSON_GetObjectItem(root, "entries");
     assert_int_equal(cJSON_GetArraySize(entries), 4);
     assert_string_equal(cJSON_GetObjectItem(entries->child, "routine")->valuestring, "ldlt");
@@ -612,6 +621,52 @@ static void test_tuner_quick(void **state)
     assert_int_not_equal(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "grep -q 'cannot be read as JSON' '%s/tune4.log'", dir);
     assert_int_equal(system(cmd), 0);
+    /* pcyclic entries carry the performance model's constants, which calls on this device then
+     * take (method 1's plan names where its model came from) */
+    if (bcl_pcyclic_has_clblast() && d.has_fp64) {
+        char pdir[700];
+        snprintf(pdir, sizeof pdir, "%s/pcyclic", dir);
+        mkdir(pdir, 0777);
+        snprintf(cmd, sizeof cmd,
+                 "'%s' --quick --routine pcyclic --precision d --sizes 8 --output '%s' %s%s%s > "
+                 "'%s/tune.log' 2>&1",
+                 BATCHCL_TUNE_EXE, pdir, device ? "--device '" : "", dev_opt, device ? "'" : "",
+                 pdir);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "cat '%s'/*.json > '%s/all.txt'", pdir, pdir);
+        assert_int_equal(system(cmd), 0);
+        snprintf(path, sizeof path, "%s/all.txt", pdir);
+        root = read_json(path, text, sizeof text);
+        cJSON *model = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "entries")->child, "model");
+        assert_non_null(model);
+        const double host = cJSON_GetObjectItem(model, "host_step_s")->valuedouble,
+                     rate = cJSON_GetObjectItem(model, "dev_gemm_flops")->valuedouble,
+                     call = cJSON_GetObjectItem(model, "dev_gemm_call_s")->valuedouble;
+        if (!(host > 0 && host < 10 && rate > 1e6 && call >= 0 && call < 1))
+            fail_msg("implausible model: host step %g s, GEMM %g FLOP/s + %g s", host, rate, call);
+        cJSON_Delete(root);
+        TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, pdir));
+        bcl_params p;
+        memset(&p, 0, sizeof p);
+        p.pcyclic_method = 1;
+        TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &p));
+        const int n = 8, blocks = 3 * 8 * 8;
+        double A[3 * 64], B[3 * 64], X[24 * 24];
+        int info = -1;
+        for (int i = 0; i < blocks; ++i) {
+            A[i] = (i % 8 == i / 8 % 8 ? 3 : 0) + 0.01 * (i % 7);
+            B[i] = 0.1 * ((i * 5) % 11) - 0.5;
+        }
+        TU_STATUS(ctx, BCL_SUCCESS, bcl_dpcyclic_inv(ctx, n, 3, 1, A, B, X, &info));
+        assert_int_equal(info, 0);
+        assert_true(oracle_pcyclic_residual(n, 3, A, B, 1, X) < 30);
+        char want[96];
+        snprintf(want, sizeof want, "model (tuning file): host panel step %.3g ms", host * 1e3);
+        if (!strstr(bcl_last_kernel(ctx), want))
+            fail_msg("expected \"%s\" in: %s", want, bcl_last_kernel(ctx));
+        TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, NULL));
+        TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, NULL));
+    }
     /* bad sizes are refused */
     snprintf(cmd, sizeof cmd, "'%s' --quick --sizes 0 --output '%s/other' > /dev/null 2>&1",
              BATCHCL_TUNE_EXE, dir);

@@ -982,6 +982,27 @@ static int pcyclic_verify(tune_env *e, problem_set *ps, char *why, size_t whylen
     return 1;
 }
 
+/* The performance model's constants (host panel step, device GEMM rate and call cost), which
+ * set method 1's j_F: measured by the library and stored with the entry, where calls on this
+ * device take them from. */
+static void pcyclic_model(tune_env *e, int dbl, int n, cJSON *entry, progress *pg)
+{
+    bcl_pcyclic_model m;
+    const bcl_status s = bcl_pcyclic_calibrate(e->ctx, dbl, n, &m);
+    if (s != BCL_SUCCESS) {
+        fprintf(stderr, "%sbatchcl-tune: pcyclic %s n=%d: the performance model: %s: %s\n",
+                pg->tty ? "\n" : "", dbl ? "d" : "s", n, bcl_status_string(s),
+                bcl_last_error(e->ctx));
+        pg->failures++;
+        return;
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "host_step_s", round4(m.host_step_s));
+    cJSON_AddNumberToObject(o, "dev_gemm_flops", round4(m.dev_gemm_flops));
+    cJSON_AddNumberToObject(o, "dev_gemm_call_s", round4(m.dev_gemm_call_s));
+    cJSON_AddItemToObject(entry, "model", o);
+}
+
 static const tune_routine registry[] = {
     {"ldlt", "bcl_xsysv with BCL_LDLT, bcl_xsytrf_ldlt / sytrs",
      "mapping simd (problems per work-item 1-16, per group 16-64) | collaborative | hybrid "
@@ -1318,6 +1339,8 @@ static cJSON *tune_one(tune_env *e, const tune_routine *rt, int dbl, int n, prog
                                 ? "problems/s, device time"
                                 : "problems/s, wall time from host memory (p = 16)");
     cJSON_AddNumberToObject(entry, "batch", (double)ps.batch);
+    if (!strcmp(rt->name, "pcyclic") && bcl_pcyclic_has_clblast())
+        pcyclic_model(e, dbl, n, entry, pg);
     cJSON_AddItemToObject(entry, "candidates", tried);
     if (!d.ok) {
         /* the library's own choice does not run or is wrong: a bug to report, not a tuning */
@@ -1467,8 +1490,16 @@ static void print_report(cJSON *root)
                 const double t = num(e, "throughput"), d = num(e, "default_throughput");
                 const cJSON *prm = cJSON_GetObjectItem(e, "params");
                 char *params = prm ? cJSON_PrintUnformatted(prm) : NULL;
-                printf("| %d | %.3g | %.3g | %.2f | %s |\n", (int)num(e, "n"), t, d,
-                       d > 0 ? t / d : 0, params && strcmp(params, "{}") ? params : "default");
+                const cJSON *model = cJSON_GetObjectItem(e, "model");
+                char extra[160] = "";
+                if (model)
+                    snprintf(extra, sizeof extra,
+                             "; model: host step %.3g ms, GEMM %.3g GFLOP/s + %.3g us a call",
+                             num(model, "host_step_s") * 1e3, num(model, "dev_gemm_flops") * 1e-9,
+                             num(model, "dev_gemm_call_s") * 1e6);
+                printf("| %d | %.3g | %.3g | %.2f | %s%s |\n", (int)num(e, "n"), t, d,
+                       d > 0 ? t / d : 0, params && strcmp(params, "{}") ? params : "default",
+                       extra);
                 free(params);
             }
         }
