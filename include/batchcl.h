@@ -415,11 +415,18 @@ typedef struct {
 
 /*
  * Measure them on this context's host and device for blocks of order n (precision dbl: 0 float,
- * 1 double), at p = 16 (the GEMMs' shapes j*n x n x n for j = 4 and 15; one N x N buffer, N = 16n,
- * on the device). batchcl-tune stores them with its pcyclic entries ("model"); a method 1 call
- * takes them from a tuning file for this exact device, else from the kernel cache directory,
- * else measures them at its first use and keeps them there (BATCHCL_PCYCLIC_CALIBRATE=1 measures
- * again and ignores both). BCL_NOT_IMPLEMENTED in a build without clBLAST.
+ * 1 double): the fastest of three host panel steps, and the medians of five GEMMs of the shapes
+ * j*n x n x n for j = 4 and 15 on the device (about 31 n^2 elements of device memory), whatever
+ * p a later call has. batchcl-tune stores them with its pcyclic entries ("model"). A method 1
+ * call takes the model for its precision and exactly its n from a tuning file for this device
+ * tuned with the same driver and as many compute units, else from the kernel cache directory,
+ * else measures it at its first use (and keeps it there); the context keeps it until the tuning
+ * files are read again. BATCHCL_PCYCLIC_CALIBRATE=1 makes that first use measure instead of
+ * reading the file or the cache. The plan (bcl_last_kernel) names the source: "tuning file",
+ * "cache", "measured", or "not measured" when the measurement failed (j_F then assumes a
+ * 1 GFLOP/s device). Statuses: BCL_INVALID_ARGUMENT (names the argument), BCL_NOT_IMPLEMENTED
+ * (dbl = 1 on a device without double precision, or a build without clBLAST), BCL_OPENCL_ERROR
+ * (an allocation or a clBLAST call failed), BCL_OUT_OF_MEMORY (host).
  */
 bcl_status bcl_pcyclic_calibrate(bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out);
 

@@ -82,6 +82,7 @@ typedef struct bcl_tuning_file {
     struct bcl_tuning_file *next;
     char *path;
     bcl_tuning_level level;
+    int same_setup; /* tuned with this driver and as many compute units: its models apply */
     bcl_tuned_entry *entries;
     size_t count;
 } bcl_tuning_file;
@@ -166,11 +167,11 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 void bcl_tuning_lookup(const bcl_context *ctx, bcl_routine routine, int dbl, int n,
                        bcl_params *out);
 
-/* The pcyclic performance model stored by the tuner for exactly this device, precision and n:
- * 1 with the constants (and the file's path), else 0. Other devices' models are not used: the
- * constants are measurements of a host and a device, not choices. */
-int bcl_tuning_pcyclic_model(const bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out,
-                             const char **file);
+/* The pcyclic performance model stored by the tuner for this precision and exactly this n, in a
+ * file for this device tuned with the same driver and as many compute units: 1 with the
+ * constants, else 0. Other setups' models are not used: the constants are measurements of a host
+ * and a device, not choices. */
+int bcl_tuning_pcyclic_model(const bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out);
 
 /* The geev parameter table without tuning data (also the p of a step whose mapping is forced). */
 void bcl_geev_heuristic(const bcl_device_info *dev, int dbl, int n, bcl_params *p);

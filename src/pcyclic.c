@@ -1222,9 +1222,10 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
 /* ---- the performance model: how many block columns to invert column-wise (j_F) ---- */
 
 /* The constants on this host and device: the host time of one panel step, and the device's GEMM
- * rate and call overhead on the column-version shape (j*n x n x n), from two sizes, on the
- * (cleared) buffer H of N x N. */
-static bcl_status measure_model(bsofi *w, cl_mem H, size_t offH, bcl_pcyclic_model *m)
+ * rate and call overhead on the column version's shape (j*n x n x n) at j = 4 and 15, in buffers
+ * of its own (the same shapes whatever the call's p, so that the kept model serves every p). */
+enum { MODEL_J1 = 4, MODEL_J2 = 15, MODEL_REPS = 5 };
+static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
 {
     memset(m, 0, sizeof *m);
     const int n = w->n, p = w->p;
@@ -1253,38 +1254,51 @@ static bcl_status measure_model(bsofi *w, cl_mem H, size_t offH, bcl_pcyclic_mod
             clFinish(w->q); /* its uploads read the arena that the next repetition refills */
         }
         w->p = p;
+        w->arena_used = 0;
         free(A);
     }
-    const int j1 = p / 4 > 1 ? p / 4 : 1, j2 = p - 1 > j1 ? p - 1 : j1 + 1;
-    enum { REPS = 5 };
-    double t[2][REPS];
-    const int js[2] = {j1, j2};
-    if (s == BCL_SUCCESS)
-        s = fill_zero(w, H, offH);
+    /* device: C (15n x n) = A (15n x n) B (n x n), zeros, in one buffer */
+    const size_t rows = (size_t)MODEL_J2 * n, count = 2 * rows * n + w->nn;
+    cl_int err = CL_SUCCESS;
+    cl_mem buf = s == BCL_SUCCESS ? clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, count * w->es,
+                                                   NULL, &err)
+                                  : NULL;
+    if (s == BCL_SUCCESS && err != CL_SUCCESS)
+        s = bcl_cl_fail(w->ctx, err, "allocating the buffers to time GEMMs in");
+    if (s == BCL_SUCCESS) {
+        const double zero = 0;
+        const float zerof = 0;
+        err = clEnqueueFillBuffer(w->q, buf, w->dbl ? (const void *)&zero : (const void *)&zerof,
+                                  w->es, 0, count * w->es, 0, NULL, NULL);
+        if (err != CL_SUCCESS)
+            s = bcl_cl_fail(w->ctx, err, "clearing the buffers to time GEMMs in");
+    }
     clFinish(w->q);
-    /* the first round builds clBLAST's kernels; then the median of REPS rounds */
-    for (int r = -1; r < REPS && s == BCL_SUCCESS; ++r)
+    const int js[2] = {MODEL_J1, MODEL_J2};
+    double t[2][MODEL_REPS];
+    /* the first round builds clBLAST's kernels; then the median of MODEL_REPS rounds */
+    for (int r = -1; r < MODEL_REPS && s == BCL_SUCCESS; ++r)
         for (int i = 0; i < 2 && s == BCL_SUCCESS; ++i) {
-            const int jj = js[i] < p ? js[i] : p - 1;
             double t0 = seconds_now();
-            s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)jj * n, n, n, 1.0, H, offH,
-                     w->N, H, offH, w->N, 0.0, w->dT, 0, w->N);
+            s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)js[i] * n, n, n, 1.0, buf,
+                     0, rows, buf, 2 * rows * n, n, 0.0, buf, rows * n, rows);
             clFinish(w->q);
             if (r >= 0)
                 t[i][r] = seconds_now() - t0;
         }
-    w->arena_used = 0;
+    if (buf)
+        clReleaseMemObject(buf);
     if (s != BCL_SUCCESS)
         return s;
     double med[2];
     for (int i = 0; i < 2; ++i) {
-        for (int a = 1; a < REPS; ++a) /* insertion sort of REPS values */
+        for (int a = 1; a < MODEL_REPS; ++a) /* insertion sort */
             for (int b = a; b > 0 && t[i][b] < t[i][b - 1]; --b) {
                 const double x = t[i][b];
                 t[i][b] = t[i][b - 1];
                 t[i][b - 1] = x;
             }
-        med[i] = t[i][REPS / 2] > 1e-9 ? t[i][REPS / 2] : 1e-9;
+        med[i] = t[i][MODEL_REPS / 2] > 1e-9 ? t[i][MODEL_REPS / 2] : 1e-9;
     }
     /* rate from the difference of the two sizes, cost per call from the smaller; where the call
      * cost hides the difference (small n), the difference is taken as at least a tenth of the
@@ -1299,11 +1313,13 @@ static bcl_status measure_model(bsofi *w, cl_mem H, size_t offH, bcl_pcyclic_mod
 }
 
 /* The model for this context, precision and n: kept in the context after its first use; from a
- * tuning file for this exact device (batchcl-tune stores them), else from the cache directory
- * beside the kernel binaries (pcyclic-model-v3-<device>.txt, one line per n and precision), else
- * measured and appended there. BATCHCL_PCYCLIC_CALIBRATE=1 measures again. v3: medians and a
- * bounded GEMM rate (v2's two single timings could give absurd rates at small n). */
-static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w, cl_mem H, size_t offH)
+ * tuning file for this device, driver and number of compute units (batchcl-tune stores them),
+ * else from the cache directory beside the kernel binaries (pcyclic-model-v3-<device>.txt, one
+ * line per n and precision), else measured and appended there. BATCHCL_PCYCLIC_CALIBRATE=1
+ * measures instead of reading the file or the cache. v3: fixed shapes, medians and a bounded GEMM
+ * rate (v2 timed once at the call's p, and could give absurd rates at small n). A measurement
+ * that fails is kept as such (the call's own work reports what failed) and not tried again. */
+static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
 {
     bcl_context *ctx = w->ctx;
     for (int i = 0; i < ctx->pcyclic_models; ++i)
@@ -1323,7 +1339,7 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w, cl_mem H, size
         snprintf(path, sizeof path, "%s/pcyclic-model-v3-%016llx.txt", ctx->cache_dir,
                  (unsigned long long)h);
     }
-    if (!measure && !bcl_tuning_pcyclic_model(ctx, w->dbl, w->n, &u.m, NULL)) {
+    if (!measure && !bcl_tuning_pcyclic_model(ctx, w->dbl, w->n, &u.m)) {
         u.source = "cache";
         FILE *f = path[0] ? fopen(path, "r") : NULL;
         char line[256];
@@ -1340,13 +1356,12 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w, cl_mem H, size
     }
     if (u.m.dev_gemm_flops <= 0) {
         u.source = "measured";
-        if (measure_model(w, H, offH, &u.m) != BCL_SUCCESS) {
-            /* not kept: the call's own work reports what failed */
-            static const struct bcl_pcyclic_model_in_use failed = {0, 0, {0, 0, 0}, "not measured"};
+        if (measure_model(w, &u.m) != BCL_SUCCESS) {
+            memset(&u.m, 0, sizeof u.m);
+            u.source = "not measured";
             bcl_clear_error(ctx);
-            return &failed;
         }
-        FILE *f = path[0] ? fopen(path, "a") : NULL;
+        FILE *f = path[0] && u.m.dev_gemm_flops > 0 ? fopen(path, "a") : NULL;
         if (f) {
             fprintf(f, "%d %d %.6g %.6g %.6g\n", u.n, u.dbl, u.m.host_step_s, u.m.dev_gemm_flops,
                     u.m.dev_gemm_call_s);
@@ -1410,12 +1425,12 @@ static void describe_time(bsofi *w, double wall_s, size_t batch)
 /* j_F and the plan line: method 1 from the model; method 3 inverts by rows unless told otherwise
  * (one queue: the column version would not overlap the factorization, and its GEMMs are
  * narrower) */
-static void plan_columns(bsofi *w, cl_mem H, size_t offH)
+static void plan_columns(bsofi *w)
 {
     bcl_params prm;
     bcl_tuning_lookup(w->ctx, BCL_ROUTINE_PCYCLIC, w->dbl, w->n, &prm);
     if (!w->dev_panels) {
-        const struct bcl_pcyclic_model_in_use *u = model_for(w, H, offH);
+        const struct bcl_pcyclic_model_in_use *u = model_for(w);
         w->jF = choose_jF(w, &u->m, prm.pcyclic_cv_columns);
         describe_plan(w, u);
         return;
@@ -1467,7 +1482,7 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
             s = bcl_cl_fail(ctx, err, "allocating H^-1 and the blocks on the device");
     }
     if (s == BCL_SUCCESS)
-        plan_columns(&w, dH, 0);
+        plan_columns(&w);
     const double t_start = seconds_now();
     /* a problem's inverse is read into Hinv only once all its device work is enqueued, so a
      * failure in the first problem leaves the caller's arrays untouched */
@@ -1542,7 +1557,7 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
             s = bcl_cl_fail(ctx, err, "waiting for the wait list");
     }
     if (s == BCL_SUCCESS)
-        plan_columns(&w, H, offH);
+        plan_columns(&w);
     const double t_start = seconds_now();
     for (size_t k = 0; k < batch && s == BCL_SUCCESS && dev_panels; ++k)
         s = bsofi_one_dev(&w, A, offA + k * blocks, B, offB + k * blocks, H, offH + k * NN, info,
@@ -1581,24 +1596,15 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
     return s;
 }
 
-/* bcl_pcyclic_calibrate's work: method 1's workspace at p = 16 and an N x N buffer */
+/* bcl_pcyclic_calibrate's work: method 1's workspace (for p = 3, what the host step needs) */
 static bcl_status calibrate(bcl_context *ctx, const char *fn, int dbl, int n,
                             bcl_pcyclic_model *out)
 {
     bsofi w;
-    bcl_status s = bsofi_init(ctx, fn, dbl, n, 16, 0, &w);
-    cl_mem dH = NULL;
-    if (s == BCL_SUCCESS) {
-        cl_int err = CL_SUCCESS;
-        dH = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, (size_t)w.N * w.N * w.es, NULL, &err);
-        if (err != CL_SUCCESS)
-            s = bcl_cl_fail(ctx, err, "allocating the N x N buffer to time GEMMs in");
-    }
+    bcl_status s = bsofi_init(ctx, fn, dbl, n, 3, 0, &w);
     bcl_pcyclic_model m;
     if (s == BCL_SUCCESS)
-        s = measure_model(&w, dH, 0, &m);
-    if (dH)
-        clReleaseMemObject(dH);
+        s = measure_model(&w, &m);
     bsofi_release(&w);
     if (s == BCL_SUCCESS)
         *out = m;
@@ -1622,7 +1628,7 @@ bcl_status bcl_pcyclic_calibrate(bcl_context *ctx, int dbl, int n, bcl_pcyclic_m
     if (dbl && !ctx->dev.has_fp64)
         return bcl_no_fp64(ctx, fn);
 #ifdef BCL_HAVE_CLBLAST
-    bcl_status s = check_sizes(ctx, fn, n, 16, 1, dbl);
+    bcl_status s = check_sizes(ctx, fn, n, MODEL_J2 + 1, 1, dbl);
     return s == BCL_SUCCESS ? calibrate(ctx, fn, dbl, n, out) : s;
 #else
     return bcl_fail(ctx, BCL_NOT_IMPLEMENTED,

@@ -131,12 +131,17 @@ static int parse_model(const cJSON *obj, bcl_pcyclic_model *m, char *why, size_t
             return 0;
         }
     }
-    for (const cJSON *item = obj->child; item; item = item->next)
+    int seen = 0;
+    for (const cJSON *item = obj->child; item; item = item->next, ++seen)
         if (strcmp(item->string, keys[0]) && strcmp(item->string, keys[1]) &&
             strcmp(item->string, keys[2])) {
             snprintf(why, whylen, "\"model\": \"%s\" is not one of its constants", item->string);
             return 0;
         }
+    if (seen != 3) {
+        snprintf(why, whylen, "\"model\" repeats a constant");
+        return 0;
+    }
     m->host_step_s = v[0];
     m->dev_gemm_flops = v[1];
     m->dev_gemm_call_s = v[2];
@@ -224,6 +229,11 @@ static bcl_tuning_file *parse_file(const bcl_context *ctx, const char *path, cha
         goto fail;
     }
     file->level = (bcl_tuning_level)match_level(ctx, dev);
+    const char *driver = get_string(dev, "driver");
+    const cJSON *units = cJSON_GetObjectItemCaseSensitive(dev, "compute_units");
+    file->same_setup = file->level == BCL_TUNING_EXACT && driver &&
+                       !strcmp(driver, ctx->dev.driver_version) && is_integer(units) &&
+                       units->valuedouble == (double)ctx->dev.compute_units;
     int index = 0;
     for (const cJSON *e = entries->child; e; e = e->next, ++index) {
         const char *routine = get_string(e, "routine"), *precision = get_string(e, "precision");
@@ -341,16 +351,13 @@ void bcl_tuning_release(bcl_context *ctx)
     ctx->tuning_report = NULL;
 }
 
-int bcl_tuning_pcyclic_model(const bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out,
-                             const char **file)
+int bcl_tuning_pcyclic_model(const bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out)
 {
     for (const bcl_tuning_file *f = ctx->tuning; f && f->level == BCL_TUNING_EXACT; f = f->next)
-        for (size_t i = 0; i < f->count; ++i) {
+        for (size_t i = 0; i < f->count && f->same_setup; ++i) {
             const bcl_tuned_entry *t = &f->entries[i];
             if (t->routine == BCL_ROUTINE_PCYCLIC && t->has_model && t->dbl == dbl && t->n == n) {
                 *out = t->model;
-                if (file)
-                    *file = f->path;
                 return 1;
             }
         }

@@ -458,20 +458,28 @@ static void test_clblast_failure(void **state)
     bcl_destroy(ctx);
 }
 
-/* A tuning file for this device holding one pcyclic entry (double, n) with the model's constants */
-static void write_model_file(const char *dir, const bcl_device_info *d, int n, double host_step_s)
+/* A tuning file for this device (tuned with `driver`) holding one pcyclic entry (double, n) with
+ * the model's constants */
+static void write_model_file(bcl_context *ctx, const char *dir, const bcl_device_info *d,
+                             const char *driver, int n, double host_step_s)
 {
     char path[700];
     snprintf(path, sizeof path, "%s/model.json", dir);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
+    cl_device_type type = 0;
+    clGetDeviceInfo(bcl_cl_device(ctx), CL_DEVICE_TYPE, sizeof type, &type, NULL);
     fprintf(f,
             "{\"format\": \"batchcl-tuning\", \"version\": 1, \"device\": {\"name\": \"%s\", "
-            "\"vendor\": \"%s\", \"type\": \"%s\", \"architecture\": \"%s\"}, \"entries\": "
-            "[{\"routine\": \"pcyclic\", \"precision\": \"d\", \"n\": %d, \"params\": {}, "
-            "\"model\": {\"host_step_s\": %g, \"dev_gemm_flops\": 2e9, \"dev_gemm_call_s\": "
-            "1e-5}}]}\n",
-            d->name, d->vendor, d->is_gpu ? "GPU" : "CPU", d->architecture, n, host_step_s);
+            "\"vendor\": \"%s\", \"type\": \"%s\", \"architecture\": \"%s\", \"driver\": "
+            "\"%s\", \"compute_units\": %u}, \"entries\": [{\"routine\": \"pcyclic\", "
+            "\"precision\": \"d\", \"n\": %d, \"params\": {}, \"model\": {\"host_step_s\": %g, "
+            "\"dev_gemm_flops\": 2e9, \"dev_gemm_call_s\": 1e-5}}]}\n",
+            d->name, d->vendor,
+            type & CL_DEVICE_TYPE_GPU   ? "GPU"
+            : type & CL_DEVICE_TYPE_CPU ? "CPU"
+                                        : "ACCELERATOR",
+            d->architecture, driver, (unsigned)d->compute_units, n, host_step_s);
     fclose(f);
 }
 
@@ -483,8 +491,10 @@ static void test_model(void **state)
     (void)state;
     bcl_context *ctx = tu_context();
     bcl_pcyclic_model m;
-    if (!bcl_pcyclic_has_clblast()) {
-        TU_STATUS(ctx, BCL_NOT_IMPLEMENTED, bcl_pcyclic_calibrate(ctx, 0, 8, &m));
+    bcl_device_info d;
+    bcl_device_info_get(ctx, &d);
+    if (!bcl_pcyclic_has_clblast() || !d.has_fp64) {
+        TU_STATUS(ctx, BCL_NOT_IMPLEMENTED, bcl_pcyclic_calibrate(ctx, !d.has_fp64, 8, &m));
         bcl_destroy(ctx);
         return;
     }
@@ -505,8 +515,6 @@ static void test_model(void **state)
     unsetenv("BATCHCL_CLBLAST_FAIL");
     assert_non_null(strstr(bcl_last_error(ctx), "clBLAST"));
 
-    bcl_device_info d;
-    bcl_device_info_get(ctx, &d);
     char dir[256];
     snprintf(dir, sizeof dir, "/tmp/batchcl-test-pcyclic-model-%d", (int)getpid());
     mkdir(dir, 0777);
@@ -514,7 +522,7 @@ static void test_model(void **state)
     const char *want[2] = {"j_F = 7 of 8", "j_F = 1 of 8"};
     use_method(ctx, 1, 0);
     for (int i = 0; i < 2; ++i) {
-        write_model_file(dir, &d, 10, hosts[i]);
+        write_model_file(ctx, dir, &d, d.driver_version, 10, hosts[i]);
         TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
         check_batch(ctx, 1, 0, 0, 10, 8, 1, "model from a tuning file");
         const char *plan = bcl_last_kernel(ctx);
@@ -525,12 +533,24 @@ static void test_model(void **state)
     /* another n or precision is not in the file: the cache or a measurement */
     check_batch(ctx, 0, 0, 0, 10, 8, 1, "model, float");
     assert_null(strstr(bcl_last_kernel(ctx), "model (tuning file)"));
+    /* a file tuned with another driver lends no model */
+    write_model_file(ctx, dir, &d, "another driver", 10, 100);
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
+    check_batch(ctx, 1, 0, 0, 10, 8, 1, "model, another driver's file");
+    assert_null(strstr(bcl_last_kernel(ctx), "model (tuning file)"));
+    /* measured on request (p = 2: the shapes do not depend on p), then found in the cache */
+    write_model_file(ctx, dir, &d, d.driver_version, 10, 100);
     setenv("BATCHCL_PCYCLIC_CALIBRATE", "1", 1);
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir)); /* forget the kept model */
-    check_batch(ctx, 1, 0, 0, 10, 8, 1, "model measured again");
+    check_batch(ctx, 1, 0, 0, 10, 2, 1, "model measured again");
     unsetenv("BATCHCL_PCYCLIC_CALIBRATE");
     if (!strstr(bcl_last_kernel(ctx), "model (measured)"))
         fail_msg("expected a measured model in: %s", bcl_last_kernel(ctx));
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, ""));
+    check_batch(ctx, 1, 0, 0, 10, 8, 1, "model from the cache");
+    if (!strstr(bcl_last_kernel(ctx), "model (cache)") ||
+        strstr(bcl_last_kernel(ctx), "10 us per call"))
+        fail_msg("expected the cached measurement in: %s", bcl_last_kernel(ctx));
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, NULL));
     char path[300];
     snprintf(path, sizeof path, "%s/model.json", dir);

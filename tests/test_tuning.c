@@ -287,6 +287,9 @@ static void test_bad_files(void **state)
         "{\"host_step_s\":1e-3,\"dev_gemm_flops\":-1,\"dev_gemm_call_s\":0}}",
         "{\"routine\":\"pcyclic\",\"precision\":\"d\",\"n\":64,\"params\":{},\"model\":"
         "{\"host_step_s\":1e-3,\"dev_gemm_flops\":1e12,\"dev_gemm_call_s\":0,\"speed\":1}}",
+        "{\"routine\":\"pcyclic\",\"precision\":\"d\",\"n\":64,\"params\":{},\"model\":"
+        "{\"host_step_s\":1e-3,\"dev_gemm_flops\":1e12,\"dev_gemm_call_s\":0,"
+        "\"host_step_s\":1}}",
     };
     const char *reasons[] = {"\"warp_magic\" is not a tuning parameter", "\"mapping\" must be one of",
                              "\"queues\" must be an integer in 0..4", "needs \"routine\"",
@@ -296,7 +299,8 @@ static void test_bad_files(void **state)
                              "\"queues\" must be an integer",
                              "only pcyclic entries hold a \"model\"",
                              "\"model\" needs \"dev_gemm_flops\", a positive number",
-                             "\"model\": \"speed\" is not one of its constants"};
+                             "\"model\": \"speed\" is not one of its constants",
+                             "\"model\" repeats a constant"};
     char name[64];
     for (size_t i = 0; i < sizeof bad_entries / sizeof *bad_entries; ++i) {
         snprintf(name, sizeof name, "e-entry-%zu.json", i);
