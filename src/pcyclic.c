@@ -663,18 +663,21 @@ static bcl_status apply_qt(bsofi *w, cl_mem H, size_t offH)
     return s;
 }
 
+/* count zeros into buf from element off (no stale NaN reaches a product); `what` names the
+ * buffer in the error */
+static bcl_status clear_buffer(bsofi *w, cl_mem buf, size_t off, size_t count, const char *what)
+{
+    const double zero = 0;
+    const float zerof = 0;
+    const cl_int err = clEnqueueFillBuffer(w->q, buf,
+                                           w->dbl ? (const void *)&zero : (const void *)&zerof,
+                                           w->es, off * w->es, count * w->es, 0, NULL, NULL);
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, what);
+}
+
 static bcl_status fill_zero(bsofi *w, cl_mem H, size_t offH)
 {
-    const size_t count = (size_t)w->N * w->N;
-    cl_int err;
-    if (w->dbl) {
-        const double zero = 0;
-        err = clEnqueueFillBuffer(w->q, H, &zero, sizeof zero, offH * w->es, count * w->es, 0, NULL, NULL);
-    } else {
-        const float zero = 0;
-        err = clEnqueueFillBuffer(w->q, H, &zero, sizeof zero, offH * w->es, count * w->es, 0, NULL, NULL);
-    }
-    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clearing H^-1 (clEnqueueFillBuffer)");
+    return clear_buffer(w, H, offH, (size_t)w->N * w->N, "clearing H^-1 (clEnqueueFillBuffer)");
 }
 
 /* ---- method 3: the panels on the device too (kernels of cl/pcyclic.cl) ----
@@ -1198,11 +1201,10 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
             if (e[i] != CL_SUCCESS)
                 return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
     }
-    /* zeros (no stale NaN reaches a product), and the identity the Q^(k) start from */
-    const double zero = 0;
-    const float zerof = 0;
-    cl_int err = clEnqueueFillBuffer(w->q, w->dR, dbl ? (const void *)&zero : (const void *)&zerof,
-                                     w->es, 0, r_total * w->es, 0, NULL, NULL);
+    /* zeros, and the identity the Q^(k) start from */
+    bcl_status cleared = clear_buffer(w, w->dR, 0, r_total, "preparing the p-cyclic workspace");
+    if (cleared != BCL_SUCCESS)
+        return cleared;
     unsigned char *eye = calloc(4 * nn, w->es);
     if (!eye)
         return bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);
@@ -1212,9 +1214,8 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
         else
             ((float *)(void *)eye)[(size_t)i * 2 * n + i] = 1;
     }
-    if (err == CL_SUCCESS)
-        err = clEnqueueWriteBuffer(w->q, w->dR, CL_TRUE, w->r_eye * w->es, 4 * nn * w->es, eye, 0,
-                                   NULL, NULL);
+    const cl_int err = clEnqueueWriteBuffer(w->q, w->dR, CL_TRUE, w->r_eye * w->es,
+                                            4 * nn * w->es, eye, 0, NULL, NULL);
     free(eye);
     return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(ctx, err, "preparing the p-cyclic workspace");
 }
@@ -1225,6 +1226,12 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
  * rate and call overhead on the column version's shape (j*n x n x n) at j = 4 and 15, in buffers
  * of its own (the same shapes whatever the call's p, so that the kept model serves every p). */
 enum { MODEL_J1 = 4, MODEL_J2 = 15, MODEL_REPS = 5 };
+static int compare_doubles(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
 {
     memset(m, 0, sizeof *m);
@@ -1265,14 +1272,8 @@ static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
                                   : NULL;
     if (s == BCL_SUCCESS && err != CL_SUCCESS)
         s = bcl_cl_fail(w->ctx, err, "allocating the buffers to time GEMMs in");
-    if (s == BCL_SUCCESS) {
-        const double zero = 0;
-        const float zerof = 0;
-        err = clEnqueueFillBuffer(w->q, buf, w->dbl ? (const void *)&zero : (const void *)&zerof,
-                                  w->es, 0, count * w->es, 0, NULL, NULL);
-        if (err != CL_SUCCESS)
-            s = bcl_cl_fail(w->ctx, err, "clearing the buffers to time GEMMs in");
-    }
+    if (s == BCL_SUCCESS)
+        s = clear_buffer(w, buf, 0, count, "clearing the buffers to time GEMMs in");
     clFinish(w->q);
     const int js[2] = {MODEL_J1, MODEL_J2};
     double t[2][MODEL_REPS];
@@ -1292,12 +1293,7 @@ static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
         return s;
     double med[2];
     for (int i = 0; i < 2; ++i) {
-        for (int a = 1; a < MODEL_REPS; ++a) /* insertion sort */
-            for (int b = a; b > 0 && t[i][b] < t[i][b - 1]; --b) {
-                const double x = t[i][b];
-                t[i][b] = t[i][b - 1];
-                t[i][b - 1] = x;
-            }
+        qsort(t[i], MODEL_REPS, sizeof t[i][0], compare_doubles);
         med[i] = t[i][MODEL_REPS / 2] > 1e-9 ? t[i][MODEL_REPS / 2] : 1e-9;
     }
     /* rate from the difference of the two sizes, cost per call from the smaller; where the call
