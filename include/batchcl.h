@@ -421,10 +421,11 @@ typedef struct {
  * call takes the model for its precision and exactly its n from a tuning file for this device
  * tuned with the same driver and as many compute units, else from the kernel cache directory,
  * else measures it at its first use (and keeps it there); the context keeps it until the tuning
- * files are read again. BATCHCL_PCYCLIC_CALIBRATE=1 makes that first use measure instead of
- * reading the file or the cache. The plan (bcl_last_kernel) names the source: "tuning file",
- * "cache", "measured", or "not measured" when the measurement failed (j_F then assumes a
- * 1 GFLOP/s device). Statuses: BCL_INVALID_ARGUMENT (names the argument), BCL_NOT_IMPLEMENTED
+ * files are read again. A successful bcl_pcyclic_calibrate call replaces the context's model
+ * for that n and precision: later calls use what it returned. BATCHCL_PCYCLIC_CALIBRATE=1 makes
+ * the first use measure instead of reading the file or the cache. The plan (bcl_last_kernel)
+ * names the source: "tuning file", "cache", "measured", "calibrated", or "not measured" when the
+ * measurement failed (j_F then assumes a 1 GFLOP/s device). Statuses: BCL_INVALID_ARGUMENT (names the argument), BCL_NOT_IMPLEMENTED
  * (dbl = 1 on a device without double precision, or a build without clBLAST), BCL_OPENCL_ERROR
  * (an allocation or a clBLAST call failed), BCL_OUT_OF_MEMORY (host).
  */

@@ -126,7 +126,8 @@ struct bcl_context {
     struct bcl_pcyclic_model_in_use {
         int n, dbl;
         bcl_pcyclic_model m;
-        const char *source; /* "tuning file", "cache", "measured", "not measured" */
+        const char *source; /* "tuning file", "cache", "measured", "not measured",
+                             * "calibrated" (bcl_pcyclic_calibrate) */
     } pcyclic_model[8];
     int pcyclic_models; /* cleared when the tuning files are read again */
     int pcyclic_no_shuffle; /* the device's compiler refused the panel kernel's inline PTX */

@@ -1308,9 +1308,23 @@ static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
     return BCL_SUCCESS;
 }
 
-/* The model for this context, precision and n: kept in the context after its first use; from a
- * tuning file for this device, driver and number of compute units (batchcl-tune stores them),
- * else from the cache directory beside the kernel binaries (pcyclic-model-v3-<device>.txt, one
+/* Keep u as the context's model for its n and precision (replacing the one kept before). */
+static const struct bcl_pcyclic_model_in_use *keep_model(bcl_context *ctx,
+                                                         const struct bcl_pcyclic_model_in_use *u)
+{
+    int slot = 0;
+    while (slot < ctx->pcyclic_models &&
+           !(ctx->pcyclic_model[slot].n == u->n && ctx->pcyclic_model[slot].dbl == u->dbl))
+        ++slot;
+    if (slot == ctx->pcyclic_models)
+        slot = ctx->pcyclic_models < 8 ? ctx->pcyclic_models++ : 7;
+    ctx->pcyclic_model[slot] = *u;
+    return &ctx->pcyclic_model[slot];
+}
+
+/* The model for this context, precision and n: kept in the context after its first use or a
+ * bcl_pcyclic_calibrate call; from a tuning file for this device, driver and number of compute
+ * units (batchcl-tune stores them), else from the cache directory beside the kernel binaries (pcyclic-model-v3-<device>.txt, one
  * line per n and precision), else measured and appended there. BATCHCL_PCYCLIC_CALIBRATE=1
  * measures instead of reading the file or the cache. v3: fixed shapes, medians and a bounded GEMM
  * rate (v2 timed once at the call's p, and could give absurd rates at small n). A measurement
@@ -1364,9 +1378,7 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
             fclose(f);
         }
     }
-    const int slot = ctx->pcyclic_models < 8 ? ctx->pcyclic_models++ : 7;
-    ctx->pcyclic_model[slot] = u;
-    return &ctx->pcyclic_model[slot];
+    return keep_model(ctx, &u);
 }
 
 /* j_F: the block columns the device inverts column-wise while the host still factorizes (the
@@ -1602,8 +1614,13 @@ static bcl_status calibrate(bcl_context *ctx, const char *fn, int dbl, int n,
     if (s == BCL_SUCCESS)
         s = measure_model(&w, &m);
     bsofi_release(&w);
-    if (s == BCL_SUCCESS)
+    if (s == BCL_SUCCESS) {
+        /* what the caller measured is what this context's calls use from now on (batchcl-tune
+         * times its candidates with the model it stores) */
+        const struct bcl_pcyclic_model_in_use u = {n, dbl, m, "calibrated"};
+        keep_model(ctx, &u);
         *out = m;
+    }
     return s;
 }
 

@@ -514,6 +514,14 @@ static void test_model(void **state)
     TU_STATUS(ctx, BCL_OPENCL_ERROR, bcl_pcyclic_calibrate(ctx, 1, 10, &m));
     unsetenv("BATCHCL_CLBLAST_FAIL");
     assert_non_null(strstr(bcl_last_error(ctx), "clBLAST"));
+    /* the successful calibration (not the failed one) is what the next method 1 call uses */
+    use_method(ctx, 1, 0);
+    check_batch(ctx, 1, 0, 0, 10, 8, 1, "model from bcl_pcyclic_calibrate");
+    char want_step[64];
+    snprintf(want_step, sizeof want_step, "model (calibrated): host panel step %.3g ms",
+             m.host_step_s * 1e3);
+    if (!strstr(bcl_last_kernel(ctx), want_step))
+        fail_msg("expected \"%s\" in: %s", want_step, bcl_last_kernel(ctx));
 
     char dir[256];
     snprintf(dir, sizeof dir, "/tmp/batchcl-test-pcyclic-model-%d", (int)getpid());

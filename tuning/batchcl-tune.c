@@ -983,9 +983,10 @@ static int pcyclic_verify(tune_env *e, problem_set *ps, char *why, size_t whylen
 }
 
 /* The performance model's constants (host panel step, device GEMM rate and call cost), which
- * set method 1's j_F: measured by the library and stored with the entry, where calls on this
- * device take them from. */
-static void pcyclic_model(tune_env *e, int dbl, int n, cJSON *entry, const progress *pg)
+ * set method 1's j_F: measured by the library before the candidates run (the context then uses
+ * them, so the "j_F from the model" candidate is timed with the model the entry stores) and
+ * stored with the entry, where calls on this device take them from. NULL when not measured. */
+static cJSON *pcyclic_model(tune_env *e, int dbl, int n, const progress *pg)
 {
     bcl_pcyclic_model m;
     const bcl_status s = bcl_pcyclic_calibrate(e->ctx, dbl, n, &m);
@@ -993,13 +994,13 @@ static void pcyclic_model(tune_env *e, int dbl, int n, cJSON *entry, const progr
         fprintf(stderr, "%sbatchcl-tune: warning: pcyclic %s n=%d: no performance model: %s: %s\n",
                 pg->tty ? "\n" : "", dbl ? "d" : "s", n, bcl_status_string(s),
                 bcl_last_error(e->ctx));
-        return;
+        return NULL;
     }
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "host_step_s", round4(m.host_step_s));
     cJSON_AddNumberToObject(o, "dev_gemm_flops", round4(m.dev_gemm_flops));
     cJSON_AddNumberToObject(o, "dev_gemm_call_s", round4(m.dev_gemm_call_s));
-    cJSON_AddItemToObject(entry, "model", o);
+    return o;
 }
 
 static const tune_routine registry[] = {
@@ -1241,6 +1242,9 @@ static cJSON *tune_one(tune_env *e, const tune_routine *rt, int dbl, int n, prog
     ps.es = dbl ? sizeof(double) : sizeof(float);
     ps.batch = rt->batch(e, dbl, n);
     rt->setup(e, &ps);
+    cJSON *model = !strcmp(rt->name, "pcyclic") && bcl_pcyclic_has_clblast()
+                       ? pcyclic_model(e, dbl, n, pg)
+                       : NULL;
     cJSON *tried = cJSON_CreateArray();
     char what[64];
     snprintf(what, sizeof what, "%s %s n=%d: default", rt->name, dbl ? "d" : "s", n);
@@ -1338,8 +1342,8 @@ static cJSON *tune_one(tune_env *e, const tune_routine *rt, int dbl, int n, prog
                                 ? "problems/s, device time"
                                 : "problems/s, wall time from host memory (p = 16)");
     cJSON_AddNumberToObject(entry, "batch", (double)ps.batch);
-    if (!strcmp(rt->name, "pcyclic") && bcl_pcyclic_has_clblast())
-        pcyclic_model(e, dbl, n, entry, pg);
+    if (model)
+        cJSON_AddItemToObject(entry, "model", model);
     cJSON_AddItemToObject(entry, "candidates", tried);
     if (!d.ok) {
         /* the library's own choice does not run or is wrong: a bug to report, not a tuning */
