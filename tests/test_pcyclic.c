@@ -460,6 +460,30 @@ static void test_clblast_failure(void **state)
 
 /* A tuning file for this device (tuned with `driver`) holding one pcyclic entry (double, n) with
  * the model's constants */
+/* test_model's tuning directory (a tuning file and nothing else) */
+static void model_dir(char *dir, size_t cap)
+{
+    snprintf(dir, cap, "/tmp/batchcl-test-pcyclic-model-%d", (int)getpid());
+}
+
+/* After every test, also one cut short by a failed assertion: the environment's test hooks unset
+ * and test_model's directory removed, so that one failure does not spill into the next test. */
+static int clear_hooks(void **state)
+{
+    (void)state;
+    static const char *const hooks[] = {"BATCHCL_CLBLAST_FAIL", "BATCHCL_PCYCLIC_CALIBRATE",
+                                        "BATCHCL_PCYCLIC_NB", "BATCHCL_PCYCLIC_SPLIT_ROWS",
+                                        "BATCHCL_PCYCLIC_PANEL"};
+    for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
+        unsetenv(hooks[i]);
+    char dir[256], path[300];
+    model_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/model.json", dir);
+    remove(path);
+    rmdir(dir);
+    return 0;
+}
+
 static void write_model_file(bcl_context *ctx, const char *dir, const bcl_device_info *d,
                              const char *driver, int n, double host_step_s)
 {
@@ -524,7 +548,7 @@ static void test_model(void **state)
         fail_msg("expected \"%s\" in: %s", want_step, bcl_last_kernel(ctx));
 
     char dir[256];
-    snprintf(dir, sizeof dir, "/tmp/batchcl-test-pcyclic-model-%d", (int)getpid());
+    model_dir(dir, sizeof dir);
     mkdir(dir, 0777);
     const double hosts[2] = {100, 1e-9};
     const char *want[2] = {"j_F = 7 of 8", "j_F = 1 of 8"};
@@ -560,11 +584,7 @@ static void test_model(void **state)
         strstr(bcl_last_kernel(ctx), "host panel step 1e+05 ms")) /* the file's 100 s */
         fail_msg("expected the cached measurement in: %s", bcl_last_kernel(ctx));
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, NULL));
-    char path[300];
-    snprintf(path, sizeof path, "%s/model.json", dir);
-    remove(path);
-    rmdir(dir);
-    bcl_destroy(ctx);
+    bcl_destroy(ctx); /* clear_hooks removes the directory */
 }
 
 static void test_bad_arguments(void **state)
@@ -660,17 +680,18 @@ static void test_bad_arguments(void **state)
 int main(int argc, char **argv)
 {
     const char *group = argc > 1 ? argv[1] : "all";
-    const struct CMUnitTest grid_clblast[] = {cmocka_unit_test(test_grid_clblast)};
-    const struct CMUnitTest grid_kernel[] = {cmocka_unit_test(test_grid_kernel)};
-    const struct CMUnitTest grid_device[] = {cmocka_unit_test(test_grid_device)};
-    const struct CMUnitTest numerics[] = {cmocka_unit_test(test_ill_conditioned),
-                                          cmocka_unit_test(test_scaled_blocks),
-                                          cmocka_unit_test(test_variants),
-                                          cmocka_unit_test(test_failure_isolation)};
-    const struct CMUnitTest api[] = {cmocka_unit_test(test_bad_arguments),
-                                     cmocka_unit_test(test_clblast_failure),
-                                     cmocka_unit_test(test_model),
-                                     cmocka_unit_test(test_device_buffers)};
+#define HOOKED_TEST(f) cmocka_unit_test_teardown(f, clear_hooks)
+    const struct CMUnitTest grid_clblast[] = {HOOKED_TEST(test_grid_clblast)};
+    const struct CMUnitTest grid_kernel[] = {HOOKED_TEST(test_grid_kernel)};
+    const struct CMUnitTest grid_device[] = {HOOKED_TEST(test_grid_device)};
+    const struct CMUnitTest numerics[] = {HOOKED_TEST(test_ill_conditioned),
+                                          HOOKED_TEST(test_scaled_blocks),
+                                          HOOKED_TEST(test_variants),
+                                          HOOKED_TEST(test_failure_isolation)};
+    const struct CMUnitTest api[] = {HOOKED_TEST(test_bad_arguments),
+                                     HOOKED_TEST(test_clblast_failure),
+                                     HOOKED_TEST(test_model),
+                                     HOOKED_TEST(test_device_buffers)};
     int failed = 0, all = !strcmp(group, "all");
     if (all || !strcmp(group, "api"))
         failed += cmocka_run_group_tests_name("pcyclic api", api, NULL, NULL);
