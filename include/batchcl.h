@@ -425,9 +425,10 @@ typedef struct {
  * for that n and precision: later calls use what it returned. BATCHCL_PCYCLIC_CALIBRATE=1 makes
  * the first use measure instead of reading the file or the cache. The plan (bcl_last_kernel)
  * names the source: "tuning file", "cache", "measured", "calibrated", or "not measured" when the
- * measurement failed (j_F then assumes a 1 GFLOP/s device). Statuses: BCL_INVALID_ARGUMENT (names the argument), BCL_NOT_IMPLEMENTED
- * (dbl = 1 on a device without double precision, or a build without clBLAST), BCL_OPENCL_ERROR
- * (an allocation or a clBLAST call failed), BCL_OUT_OF_MEMORY (host).
+ * measurement failed (j_F then assumes a 1 GFLOP/s device). Statuses: BCL_INVALID_ARGUMENT
+ * (names the argument), BCL_NOT_IMPLEMENTED (dbl = 1 on a device without double precision, or a
+ * build without clBLAST), BCL_OPENCL_ERROR (an allocation or a clBLAST call failed),
+ * BCL_OUT_OF_MEMORY (host).
  */
 bcl_status bcl_pcyclic_calibrate(bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out);
 

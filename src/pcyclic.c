@@ -1324,11 +1324,12 @@ static const struct bcl_pcyclic_model_in_use *keep_model(bcl_context *ctx,
 
 /* The model for this context, precision and n: kept in the context after its first use or a
  * bcl_pcyclic_calibrate call; from a tuning file for this device, driver and number of compute
- * units (batchcl-tune stores them), else from the cache directory beside the kernel binaries (pcyclic-model-v3-<device>.txt, one
- * line per n and precision), else measured and appended there. BATCHCL_PCYCLIC_CALIBRATE=1
- * measures instead of reading the file or the cache. v3: fixed shapes, medians and a bounded GEMM
- * rate (v2 timed once at the call's p, and could give absurd rates at small n). A measurement
- * that fails is kept as such (the call's own work reports what failed) and not tried again. */
+ * units (batchcl-tune stores them), else from the cache directory beside the kernel binaries
+ * (pcyclic-model-v3-<device>.txt, one line per n and precision), else measured and appended
+ * there. BATCHCL_PCYCLIC_CALIBRATE=1 measures instead of reading the file or the cache. v3: fixed
+ * shapes, medians and a bounded GEMM rate (v2 timed once at the call's p, and could give absurd
+ * rates at small n). A measurement that fails is kept as such (the call's own work reports what
+ * failed) and not tried again. */
 static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
 {
     bcl_context *ctx = w->ctx;

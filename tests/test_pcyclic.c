@@ -458,8 +458,6 @@ static void test_clblast_failure(void **state)
     bcl_destroy(ctx);
 }
 
-/* A tuning file for this device (tuned with `driver`) holding one pcyclic entry (double, n) with
- * the model's constants */
 /* test_model's tuning directory (a tuning file and nothing else) */
 static void model_dir(char *dir, size_t cap)
 {
@@ -484,6 +482,8 @@ static int clear_hooks(void **state)
     return 0;
 }
 
+/* A tuning file for this device (tuned with `driver`) holding one pcyclic entry (double, n) with
+ * the model's constants */
 static void write_model_file(bcl_context *ctx, const char *dir, const bcl_device_info *d,
                              const char *driver, int n, double host_step_s)
 {
