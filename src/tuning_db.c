@@ -353,14 +353,17 @@ void bcl_tuning_release(bcl_context *ctx)
 
 int bcl_tuning_pcyclic_model(const bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out)
 {
-    for (const bcl_tuning_file *f = ctx->tuning; f && f->level == BCL_TUNING_EXACT; f = f->next)
-        for (size_t i = 0; i < f->count && f->same_setup; ++i) {
+    for (const bcl_tuning_file *f = ctx->tuning; f && f->level == BCL_TUNING_EXACT; f = f->next) {
+        if (!f->same_setup)
+            continue;
+        for (size_t i = 0; i < f->count; ++i) {
             const bcl_tuned_entry *t = &f->entries[i];
             if (t->routine == BCL_ROUTINE_PCYCLIC && t->has_model && t->dbl == dbl && t->n == n) {
                 *out = t->model;
                 return 1;
             }
         }
+    }
     return 0;
 }
 
