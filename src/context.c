@@ -324,13 +324,17 @@ static bcl_status finish_context(bcl_context *ctx, int first_queue)
     ctx->zero_copy = ctx->dev.host_unified_memory && !(zero_copy && atoi(zero_copy) == 0);
     const char *staging = getenv("BATCHCL_STAGING");
     ctx->staging = staging ? atoi(staging) != 0 : !ctx->dev.host_unified_memory;
-    ctx->nqueues = 3;
+    ctx->nqueues = BCL_DEFAULT_QUEUES;
     for (int q = first_queue; q < ctx->nqueues; ++q) {
         cl_int err;
         ctx->queue[q] = clCreateCommandQueue(ctx->cl, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
         if (err != CL_SUCCESS)
             return bcl_cl_fail(NULL, err, "clCreateCommandQueue");
     }
+    cl_int err;
+    ctx->copy_queue = clCreateCommandQueue(ctx->cl, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
+    if (err != CL_SUCCESS)
+        return bcl_cl_fail(NULL, err, "clCreateCommandQueue (the copy queue)");
     return BCL_SUCCESS;
 }
 
@@ -428,9 +432,11 @@ void bcl_destroy(bcl_context *ctx)
 {
     if (!ctx)
         return;
-    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
+    for (int q = 0; q < BCL_MAX_RING; ++q)
         if (ctx->queue[q])
             clFinish(ctx->queue[q]);
+    if (ctx->copy_queue)
+        clFinish(ctx->copy_queue);
     bcl_pipeline_release(ctx);
     bcl_steps_reset(ctx, 0);
     free(ctx->steps);
@@ -456,9 +462,11 @@ void bcl_destroy(bcl_context *ctx)
         free(p->key);
         free(p);
     }
-    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
+    for (int q = 0; q < BCL_MAX_RING; ++q)
         if (ctx->queue[q])
             clReleaseCommandQueue(ctx->queue[q]);
+    if (ctx->copy_queue)
+        clReleaseCommandQueue(ctx->copy_queue);
     if (ctx->cl)
         clReleaseContext(ctx->cl);
     free(ctx->kernel_path);
@@ -643,10 +651,55 @@ void bcl_step_record(bcl_context *ctx, const char *name, cl_event event)
     ctx->steps[ctx->nsteps++] = (bcl_step_event){name, event};
 }
 
+/* BATCHCL_TIMELINE=FILE appends every recorded command of the last call to FILE, one line each:
+ * queue (its index, or "copy"), step name, start and end in microseconds from the call's first command. It shows
+ * whether commands on different queues overlap, which the per-step sums cannot. */
+static void write_timeline(const bcl_context *ctx)
+{
+    const char *path = getenv("BATCHCL_TIMELINE");
+    if (!path || !*path || ctx->nsteps == 0)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return; /* timing is best effort */
+    cl_ulong origin = 0;
+    for (int i = 0; i < ctx->nsteps; ++i) {
+        cl_ulong start = 0;
+        if (clGetEventProfilingInfo(ctx->steps[i].event, CL_PROFILING_COMMAND_START, sizeof start,
+                                    &start, NULL) == CL_SUCCESS &&
+            (origin == 0 || start < origin))
+            origin = start;
+    }
+    fprintf(f, "# queue step start_us end_us (%d commands)\n", ctx->nsteps);
+    for (int i = 0; i < ctx->nsteps; ++i) {
+        cl_event ev = ctx->steps[i].event;
+        cl_ulong start = 0, end = 0;
+        cl_command_queue q = NULL;
+        if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) !=
+                CL_SUCCESS ||
+            clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) !=
+                CL_SUCCESS ||
+            clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL) != CL_SUCCESS)
+            continue;
+        int qi = 0;
+        while (qi < ctx->nqueues && ctx->queue[qi] != q)
+            ++qi;
+        char label[16] = "copy";
+        if (q != ctx->copy_queue)
+            snprintf(label, sizeof label, "%d", qi);
+        fprintf(f, "%s %s %.1f %.1f\n", label, ctx->steps[i].name,
+                (double)(start - origin) * 1e-3, (double)(end - origin) * 1e-3);
+    }
+    fclose(f);
+}
+
 int bcl_last_step_times(bcl_context *ctx, const char **names, double *seconds, int max)
 {
     if (!ctx || max < 0 || (max > 0 && (!names || !seconds)))
         return 0;
+    for (int i = 0; i < ctx->nsteps; ++i)
+        clWaitForEvents(1, &ctx->steps[i].event); /* profiling times are final once complete */
+    write_timeline(ctx);
     int count = 0;
     for (int i = 0; i < ctx->nsteps; ++i) {
         cl_event ev = ctx->steps[i].event;

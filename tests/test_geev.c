@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* |lambda - lambda_LAPACK| <= LIMIT * n * eps * ||balanced A||_1 / rcond(lambda) */
 #define EIG_LIMIT 30.0
@@ -503,6 +504,57 @@ static void test_no_convergence(void **state)
 
 /* ---- chunked host calls: every transfer path gives the unchunked results bit for bit ---- */
 
+/* The timeline bcl_last_step_times writes (BATCHCL_TIMELINE) of a chunked call that copies: every
+ * chunk's copy in ran on the copy queue and ended before its Hessenberg kernel started on another
+ * queue, and the chunks' kernels ran on more than one queue. Returns the number of chunks. */
+static int check_timeline(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[256];
+    double copied_end = -1;
+    int chunks = 0, queue_seen[16] = {0};
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        char queue[16], step[32];
+        double start, end;
+        /* "QUEUE STEP START END", STEP one or two words */
+        char *last = strrchr(line, ' ');
+        assert_non_null(last);
+        *last = 0;
+        char *before = strrchr(line, ' ');
+        assert_non_null(before);
+        *before = 0;
+        end = atof(last + 1);
+        start = atof(before + 1);
+        assert_int_equal(sscanf(line, "%15s %31[^\n]", queue, step), 2);
+        assert_true(end >= start);
+        if (!strcmp(step, "transfer in")) {
+            assert_string_equal(queue, "copy");
+            copied_end = end;
+        } else if (!strcmp(step, "hessenberg")) {
+            assert_true(copied_end >= 0); /* a chunk's copy comes first */
+            if (start + 0.5 < copied_end)
+                fail_msg("chunk %d: the Hessenberg kernel started at %.1f us, before its copy in "
+                         "ended at %.1f us", chunks, start, copied_end);
+            assert_string_not_equal(queue, "copy");
+            const int q = atoi(queue);
+            assert_true(q >= 0 && q < 16);
+            queue_seen[q] = 1;
+            copied_end = -1;
+            ++chunks;
+        }
+    }
+    fclose(f);
+    int queues = 0;
+    for (int q = 0; q < 16; ++q)
+        queues += queue_seen[q];
+    if (chunks > 1)
+        assert_true(queues > 1);
+    return chunks;
+}
+
 static void solve_chunked(const char *zero_copy, const char *staging, const char *mem_limit,
                           size_t chunk, int queues, int pinned)
 {
@@ -542,6 +594,24 @@ static void solve_chunked(const char *zero_copy, const char *staging, const char
     p.queues = queues;
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &p));
     TU_STATUS(ctx, BCL_NUMERICAL_FAILURE, bcl_dgeev(ctx, n, batch, A, wr, wi, VR, info));
+    /* the chunks' commands, in time: copies ahead on their queue, kernels on the ring's queues */
+    char timeline[] = "/tmp/batchcl-timeline-XXXXXX";
+    const int fd = mkstemp(timeline);
+    assert_true(fd >= 0);
+    close(fd);
+    setenv("BATCHCL_TIMELINE", timeline, 1);
+    const char *names[8];
+    double secs[8];
+    const int steps = bcl_last_step_times(ctx, names, secs, 8);
+    unsetenv("BATCHCL_TIMELINE");
+    if (strcmp(zero_copy, "0") == 0) {
+        const int chunks = check_timeline(timeline);
+        if (chunk)
+            assert_int_equal(chunks, (int)((batch + chunk - 1) / chunk));
+        else
+            assert_true(chunks > 1);
+    }
+    remove(timeline);
     assert_memory_equal(wr, wr_ref, batch * n * sizeof *wr);
     assert_memory_equal(wi, wi_ref, batch * n * sizeof *wi);
     assert_memory_equal(VR, VR_ref, batch * nn * sizeof *VR);
@@ -550,9 +620,6 @@ static void solve_chunked(const char *zero_copy, const char *staging, const char
     for (size_t k = 0; k < batch; ++k)
         assert_true(k == 150 || info[k] == 0);
     /* the steps were timed */
-    const char *names[8];
-    double secs[8];
-    const int steps = bcl_last_step_times(ctx, names, secs, 8);
     int hess = 0, qr = 0, vec = 0;
     for (int i = 0; i < steps; ++i) {
         hess |= !strcmp(names[i], "hessenberg") && secs[i] > 0;
