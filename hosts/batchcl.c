@@ -45,6 +45,7 @@ typedef struct {
     size_t chunks[32]; /* bench geev: host-memory chunk sizes */
     int chunk_count;
     int vectors; /* bench geev: also the eigenvectors */
+    int queues[64], queues_count; /* bench geev: the host-memory sweep's queues (none: the table's) */
 } options;
 
 static void parse_ints(const char *s, int *list, int *count)
@@ -105,6 +106,7 @@ static void usage(void)
          "  --mapping auto|swb|mwb|all  the table's choice only, or also the SWB, MWB or all\n"
          "                            mappings for each p\n"
          "  --chunks LIST             chunk sizes of the host-memory sweep (default 1024 to 262144)\n"
+         "  --queues LIST             queues of the host-memory sweep, 1 to 4 (default: the table's)\n"
          "  --vectors                 also compute and time the eigenvectors\n"
          "  --p LIST                  p of the forced variants (default 1, 2, 4, ... up to 64)\n"
          "  --ppg P                   matrices per work-group of the forced variants (default: the\n"
@@ -152,6 +154,10 @@ static options parse(int argc, char **argv, int first)
             o.mappings = argv[++i];
         else if (!strcmp(a, "--vectors"))
             o.vectors = 1;
+        else if (!strcmp(a, "--queues") && v) {
+            parse_ints(v, o.queues, &o.queues_count);
+            ++i;
+        }
         else if (!strcmp(a, "--chunks") && v) {
             ++i;
             o.chunk_count = 0;
@@ -1401,6 +1407,8 @@ int main(int argc, char **argv)
         g.lapack = o.lapack;
         g.vectors = o.vectors;
         g.ppg = o.ppg;
+        for (int i = 0; i < o.queues_count && i < 8; ++i)
+            g.queues[g.queues_count++] = o.queues[i];
         for (int i = 0; i < o.p_count && i < 16; ++i)
             g.p_list[g.p_count++] = o.p_list[i];
         return bench_geev(&g);

@@ -126,9 +126,10 @@ static int make_variants(const bench_geev_options *o, int n, int W, variant *v)
     return count;
 }
 
-static void apply(bcl_context *ctx, const variant *v, size_t chunk)
+static void apply(bcl_context *ctx, const variant *v, size_t chunk, int queues)
 {
     bcl_params p = {0};
+    p.queues = queues;
     p.mapping = v->hmap;
     p.qr_mapping = v->qmap;
     p.work_items_per_problem = v->hp;
@@ -136,7 +137,7 @@ static void apply(bcl_context *ctx, const variant *v, size_t chunk)
     p.hess_layout = v->hess_layout;
     p.problems_per_group = v->ppg;
     p.chunk_problems = chunk;
-    bcl_set_params(ctx, v->hmap == BCL_MAPPING_AUTO && !chunk ? NULL : &p);
+    bcl_set_params(ctx, v->hmap == BCL_MAPPING_AUTO && !chunk && !queues ? NULL : &p);
 }
 
 typedef struct {
@@ -271,7 +272,7 @@ static void bench_size(bcl_context *ctx, const bcl_device_info *dev, const bench
         double best_h = INFINITY, best_q = INFINITY;
         char best_h_name[16] = "", best_q_name[16] = "";
         for (int i = 0; i < nv; ++i) {
-            apply(ctx, &v[i], 0);
+            apply(ctx, &v[i], 0, 0);
             step_times st = {0};
             bcl_status s = device_run(ctx, n, batch, dA, dW, dV, dI, o->reps, &st);
             if (s != BCL_SUCCESS) {
@@ -352,29 +353,34 @@ static void bench_size(bcl_context *ctx, const bcl_device_info *dev, const bench
         if (memcmp(wrp, wr, batch * n * sizeof *wr) || memcmp(wip, wi, batch * n * sizeof *wi))
             printf("  RESULTS DIFFER between pageable and pinned memory\n");
         /* Table 2 */
-        printf("Table 2 (pinned host memory, %d queues, end to end ms per chunk of k matrices)\n",
-               3);
-        printf("%10s %12s\n", "k", "total ms");
+        printf("Table 2 (pinned host memory, end to end ms per chunk of k matrices and queues; "
+               "queues 0: the table's)\n");
+        printf("%10s %7s %12s\n", "k", "queues", "total ms");
         sum->best_chunk_time = INFINITY;
-        for (int c = 0; c < o->chunk_count; ++c) {
-            const size_t k = o->chunks[c];
-            if (k > batch)
-                continue;
-            const variant table = {"", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0, 0};
-            apply(ctx, &table, k);
-            double best = INFINITY;
-            for (int r = 0; r < (o->reps < 3 ? o->reps : 3); ++r) {
-                t0 = hu_now();
-                bcl_dgeev(ctx, n, batch, Ap, wrp, wip, NULL, infop);
-                best = fmin(best, hu_now() - t0);
+        const int nq = o->queues_count ? o->queues_count : 1;
+        for (int c = 0; c < o->chunk_count; ++c)
+            for (int qi = 0; qi < nq; ++qi) {
+                const size_t k = o->chunks[c];
+                const int queues = o->queues_count ? o->queues[qi] : 0;
+                if (k > batch)
+                    continue;
+                const variant table = {"", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0, 0};
+                apply(ctx, &table, k, queues);
+                double best = INFINITY;
+                for (int r = 0; r < (o->reps < 3 ? o->reps : 3); ++r) {
+                    t0 = hu_now();
+                    bcl_dgeev(ctx, n, batch, Ap, wrp, wip, NULL, infop);
+                    best = fmin(best, hu_now() - t0);
+                }
+                printf("%10zu %7d %12.3f\n", k, queues, best * 1e3);
+                if (getenv("BATCHCL_TIMELINE"))
+                    last_steps(ctx); /* writes the last call's commands to the timeline file */
+                if (best < sum->best_chunk_time) {
+                    sum->best_chunk_time = best;
+                    sum->best_chunk = k;
+                }
+                fflush(stdout);
             }
-            printf("%10zu %12.3f\n", k, best * 1e3);
-            if (best < sum->best_chunk_time) {
-                sum->best_chunk_time = best;
-                sum->best_chunk = k;
-            }
-            fflush(stdout);
-        }
         bcl_set_params(ctx, NULL);
     } else {
         printf("; pinned host memory for the batch is not available\n");
