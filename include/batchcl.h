@@ -110,8 +110,7 @@ typedef struct {
     double auto_residual;       /* BCL_AUTO: largest accepted scaled residual of Householder + PCR;
                                  * 0 = 30 */
     size_t chunk_problems;      /* host-pointer calls: problems per chunk; 0 = from device memory */
-    int queues;                 /* host-pointer calls: overlap depth (1..4): up to twice this many
-                                 * chunks on the device, each on a queue of its own; 0 = table */
+    int queues;                 /* host-pointer calls: queues used for overlap (1..4); 0 = table */
     /* geev: `mapping` (BCL_MAPPING_SWB or BCL_MAPPING_MWB) and `work_items_per_problem` (p)
      * choose the Hessenberg step; these two choose the QR step (and the eigenvector step) */
     bcl_mapping qr_mapping;
@@ -484,8 +483,8 @@ bcl_status bcl_dgeev_cl(bcl_context *ctx, int n, size_t batch, bcl_layout layout
  * the kernel names "sytrd", "sytrd_apply", "residual", "stedc", "stedc_backtransform",
  * "stedc_solve" (eigen routines; the tridiagonal solve of Householder + PCR is not itemized).
  * Waits for the call's commands to finish. With the environment variable BATCHCL_TIMELINE=FILE it
- * also appends each recorded command to FILE, one line each: queue ("copy", or the index of the
- * queue that ran it), step name, start and end in microseconds from the call's first command.
+ * also appends each recorded command to FILE, one line each: the index of the queue that ran it,
+ * step name, start and end in microseconds from the call's first command.
  * Returns the number of entries (0 when nothing was recorded).
  */
 int bcl_last_step_times(bcl_context *ctx, const char **names, double *seconds, int max);

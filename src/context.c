@@ -324,17 +324,13 @@ static bcl_status finish_context(bcl_context *ctx, int first_queue)
     ctx->zero_copy = ctx->dev.host_unified_memory && !(zero_copy && atoi(zero_copy) == 0);
     const char *staging = getenv("BATCHCL_STAGING");
     ctx->staging = staging ? atoi(staging) != 0 : !ctx->dev.host_unified_memory;
-    ctx->nqueues = BCL_DEFAULT_QUEUES;
+    ctx->nqueues = 3;
     for (int q = first_queue; q < ctx->nqueues; ++q) {
         cl_int err;
         ctx->queue[q] = clCreateCommandQueue(ctx->cl, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
         if (err != CL_SUCCESS)
             return bcl_cl_fail(NULL, err, "clCreateCommandQueue");
     }
-    cl_int err;
-    ctx->copy_queue = clCreateCommandQueue(ctx->cl, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
-    if (err != CL_SUCCESS)
-        return bcl_cl_fail(NULL, err, "clCreateCommandQueue (the copy queue)");
     return BCL_SUCCESS;
 }
 
@@ -432,11 +428,9 @@ void bcl_destroy(bcl_context *ctx)
 {
     if (!ctx)
         return;
-    for (int q = 0; q < BCL_MAX_RING; ++q)
+    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
         if (ctx->queue[q])
             clFinish(ctx->queue[q]);
-    if (ctx->copy_queue)
-        clFinish(ctx->copy_queue);
     bcl_pipeline_release(ctx);
     bcl_steps_reset(ctx, 0);
     free(ctx->steps);
@@ -462,11 +456,9 @@ void bcl_destroy(bcl_context *ctx)
         free(p->key);
         free(p);
     }
-    for (int q = 0; q < BCL_MAX_RING; ++q)
+    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
         if (ctx->queue[q])
             clReleaseCommandQueue(ctx->queue[q]);
-    if (ctx->copy_queue)
-        clReleaseCommandQueue(ctx->copy_queue);
     if (ctx->cl)
         clReleaseContext(ctx->cl);
     free(ctx->kernel_path);
@@ -652,8 +644,9 @@ void bcl_step_record(bcl_context *ctx, const char *name, cl_event event)
 }
 
 /* BATCHCL_TIMELINE=FILE appends every recorded command of the last call to FILE, one line each:
- * queue (its index, or "copy"), step name, start and end in microseconds from the call's first command. It shows
- * whether commands on different queues overlap, which the per-step sums cannot. */
+ * the index of the queue that ran it, step name, start and end in microseconds from the call's
+ * first command. It shows whether commands on different queues overlap, which the per-step sums
+ * cannot. */
 static void write_timeline(const bcl_context *ctx)
 {
     const char *path = getenv("BATCHCL_TIMELINE");
@@ -684,11 +677,8 @@ static void write_timeline(const bcl_context *ctx)
         int qi = 0;
         while (qi < ctx->nqueues && ctx->queue[qi] != q)
             ++qi;
-        char label[16] = "copy";
-        if (q != ctx->copy_queue)
-            snprintf(label, sizeof label, "%d", qi);
-        fprintf(f, "%s %s %.1f %.1f\n", label, ctx->steps[i].name,
-                (double)(start - origin) * 1e-3, (double)(end - origin) * 1e-3);
+        fprintf(f, "%d %s %.1f %.1f\n", qi, ctx->steps[i].name, (double)(start - origin) * 1e-3,
+                (double)(end - origin) * 1e-3);
     }
     fclose(f);
 }

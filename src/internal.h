@@ -7,9 +7,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 
-#define BCL_MAX_QUEUES 4     /* the `queues` parameter's limit */
-#define BCL_DEFAULT_QUEUES 3 /* its value where neither the caller nor a tuning file sets it */
-#define BCL_MAX_RING 8       /* chunks whose arrays are on the device at once */
+#define BCL_MAX_QUEUES 4
 #define BCL_MAX_STREAMS 10
 
 /* The smallest power of two >= x (1 for x <= 1). */
@@ -95,10 +93,8 @@ struct bcl_context {
     cl_platform_id platform;
     cl_device_id device;
     cl_context cl;
-    /* queue[0] is the main queue (the adopted one); queue[r] also carries the kernels and copies
-     * out of the host-pointer pipeline's ring slot r (created when a call first needs it) */
-    cl_command_queue queue[BCL_MAX_RING];
-    int nqueues; /* queues created */
+    cl_command_queue queue[BCL_MAX_QUEUES]; /* queue[0] is the main queue (the adopted one) */
+    int nqueues;
     bcl_device_info dev;
     char *error;
     size_t error_cap;
@@ -108,8 +104,7 @@ struct bcl_context {
     bcl_program_entry *programs;
     bcl_kernel_entry *kernels;
     bcl_pinned *pinned;
-    cl_command_queue copy_queue; /* host-pointer calls: copies in, ahead of the compute queues */
-    bcl_slot slot[BCL_MAX_RING];  /* host-pointer calls: the arrays of the chunks in flight */
+    bcl_slot slot[BCL_MAX_QUEUES];
     int staging;        /* stage pageable host memory through pinned buffers */
     int zero_copy;      /* wrap host arrays instead of copying (devices sharing host memory) */
     char last_kernel[512];

@@ -56,8 +56,8 @@ static void release_slot(bcl_context *ctx, bcl_slot *s)
 
 void bcl_pipeline_release(bcl_context *ctx)
 {
-    for (int r = 0; r < BCL_MAX_RING; ++r)
-        release_slot(ctx, &ctx->slot[r]);
+    for (int q = 0; q < BCL_MAX_QUEUES; ++q)
+        release_slot(ctx, &ctx->slot[q]);
     for (int i = 0; i < BCL_SCRATCH_ARRAYS; ++i) {
         if (ctx->scratch[i])
             clReleaseMemObject(ctx->scratch[i]);
@@ -248,41 +248,26 @@ static bcl_status drain(bcl_context *ctx, const bcl_job *job, bcl_slot *s, infli
     return BCL_SUCCESS;
 }
 
-/* Chunk k runs in ring slot r = k mod `ring`: its arrays are slot r's buffers, its copy in goes on
- * the copy queue and its kernels and copies out on queue[r], after a barrier on the copy's events.
- * The copy queue runs ahead of the compute: chunk k's copy waits only for chunk k - ring to be
- * done. A queue per slot lets each chunk's kernels start as soon as its copy has landed, and the
- * kernels of different chunks run at once, so one chunk's last groups share the device with the
- * next chunks' first ones.
- * moved: bytes a problem sends and receives (its graded chunks' least size follows from them). */
-static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk, int ring,
+/* moved: bytes a problem sends and receives (its graded chunks' least size follows from them) */
+static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk, int slots,
                              size_t moved)
 {
-    inflight fl[BCL_MAX_RING];
+    inflight fl[BCL_MAX_QUEUES];
     memset(fl, 0, sizeof fl);
     bcl_status status = BCL_SUCCESS;
-    for (int r = ctx->nqueues; r < ring && status == BCL_SUCCESS; ++r) {
-        cl_int err;
-        ctx->queue[r] = clCreateCommandQueue(ctx->cl, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
-        if (err != CL_SUCCESS)
-            return bcl_cl_fail(ctx, err, "clCreateCommandQueue (a pipeline queue)");
-        ctx->nqueues = r + 1;
-    }
     size_t index = 0;
     size_t count = 0;
     const size_t least = least_chunk(chunk, moved);
     for (size_t first = 0; first < job->batch && status == BCL_SUCCESS; first += count, ++index) {
-        const int ri = (int)(index % (size_t)ring);
-        bcl_slot *s = &ctx->slot[ri];
-        cl_command_queue q = ctx->queue[ri];
-        inflight *f = &fl[ri];
+        const int si = (int)(index % (size_t)slots);
+        bcl_slot *s = &ctx->slot[si];
+        cl_command_queue q = ctx->queue[si];
+        inflight *f = &fl[si];
         status = drain(ctx, job, s, f);
         if (status != BCL_SUCCESS)
             break;
         count = bcl_chunk_count(job->batch - first, chunk, index, least);
         cl_mem in[BCL_MAX_STREAMS] = {0}, out[BCL_MAX_STREAMS] = {0};
-        cl_event copied[BCL_MAX_STREAMS];
-        cl_uint ncopied = 0;
         for (int i = 0; i < job->n_in && status == BCL_SUCCESS; ++i) {
             if (job->in[i].bytes == 0)
                 continue; /* an empty array: no buffer */
@@ -297,25 +282,15 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
                 src = s->pin_ptr[i];
             }
             cl_event ev = NULL;
-            cl_int err = clEnqueueWriteBuffer(ctx->copy_queue, s->dev[i], CL_FALSE, 0, len, src, 0,
-                                              NULL, &ev);
+            cl_int err = clEnqueueWriteBuffer(q, s->dev[i], CL_FALSE, 0, len, src, 0, NULL,
+                                              ctx->recording ? &ev : NULL);
             if (err != CL_SUCCESS)
                 status = bcl_cl_fail(ctx, err, "clEnqueueWriteBuffer of a chunk");
-            else
-                copied[ncopied++] = ev;
-            if (ev && ctx->recording)
+            if (ev) {
                 bcl_step_record(ctx, "transfer in", ev);
-            in[i] = s->dev[i];
-        }
-        if (ncopied) {
-            clFlush(ctx->copy_queue);
-            if (status == BCL_SUCCESS) {
-                cl_int err = clEnqueueBarrierWithWaitList(q, ncopied, copied, NULL);
-                if (err != CL_SUCCESS)
-                    status = bcl_cl_fail(ctx, err, "clEnqueueBarrierWithWaitList after a chunk's copy");
+                clReleaseEvent(ev);
             }
-            for (cl_uint i = 0; i < ncopied; ++i)
-                clReleaseEvent(copied[i]);
+            in[i] = s->dev[i];
         }
         for (int o = 0; o < job->n_out && status == BCL_SUCCESS; ++o) {
             const size_t len = count * job->out[o].bytes;
@@ -368,38 +343,13 @@ static bcl_status run_copies(bcl_context *ctx, const bcl_job *job, size_t chunk,
         f->count = count;
         clFlush(q);
     }
-    for (int ri = 0; ri < ring; ++ri) {
-        bcl_status d = drain(ctx, job, &ctx->slot[ri], &fl[ri]);
+    for (int si = 0; si < slots; ++si) {
+        bcl_status d = drain(ctx, job, &ctx->slot[si], &fl[si]);
         if (status == BCL_SUCCESS)
             status = d;
+        clFinish(ctx->queue[si]);
     }
-    clFinish(ctx->copy_queue);
-    for (int ri = 0; ri < ring; ++ri)
-        clFinish(ctx->queue[ri]);
     return status;
-}
-
-/* Ring slots: twice the `queues` parameter, so that the copy queue holds the next chunks on the
- * device while the earlier ones compute, as far as half the device memory allows (never fewer than
- * `queues`, which bcl_chunk_problems sized the chunk for). Pageable arrays staged through pinned
- * buffers keep `queues` slots: the host's copy into the staging buffers bounds that path, and each
- * slot has pinned buffers of its own. */
-static int ring_depth(const bcl_context *ctx, const bcl_job *job, size_t chunk, int queues,
-                      size_t per)
-{
-    int staged = 0;
-    for (int i = 0; i < job->n_in; ++i)
-        staged |= ctx->staging && job->in[i].bytes &&
-                  !find_pinned(ctx, job->in[i].host, job->batch * job->in[i].bytes);
-    for (int o = 0; o < job->n_out; ++o)
-        staged |= ctx->staging && job->out[o].bytes &&
-                  !find_pinned(ctx, job->out[o].host, job->batch * job->out[o].bytes);
-    int ring = staged ? queues : 2 * queues;
-    ring = ring < BCL_MAX_RING ? ring : BCL_MAX_RING;
-    const cl_ulong budget = ctx->dev.global_mem_bytes / 2;
-    while (ring > queues && (cl_ulong)chunk * (cl_ulong)ring * per > budget)
-        --ring;
-    return ring;
 }
 
 bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job)
@@ -421,9 +371,9 @@ bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job)
         largest = job->scratch[i] > largest ? job->scratch[i] : largest;
     }
     const int unified = ctx->zero_copy;
-    int slots = job->queues > 0 ? job->queues : BCL_DEFAULT_QUEUES;
-    if (slots > BCL_MAX_QUEUES)
-        slots = BCL_MAX_QUEUES;
+    int slots = job->queues > 0 ? job->queues : ctx->nqueues;
+    if (slots > ctx->nqueues)
+        slots = ctx->nqueues;
     if (unified)
         slots = 1;
     size_t want = job->chunk;
@@ -436,7 +386,5 @@ bcl_status bcl_pipeline_run(bcl_context *ctx, const bcl_job *job)
                         "one problem needs %zu bytes of device memory, more than the device's "
                         "allocation limit (%llu bytes)",
                         per, (unsigned long long)ctx->dev.max_alloc_bytes);
-    if (unified)
-        return run_unified(ctx, job, chunk);
-    return run_copies(ctx, job, chunk, ring_depth(ctx, job, chunk, slots, per), moved);
+    return unified ? run_unified(ctx, job, chunk) : run_copies(ctx, job, chunk, slots, moved);
 }

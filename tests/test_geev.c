@@ -505,9 +505,9 @@ static void test_no_convergence(void **state)
 /* ---- chunked host calls: every transfer path gives the unchunked results bit for bit ---- */
 
 /* The timeline bcl_last_step_times writes (BATCHCL_TIMELINE) of a chunked call that copies: every
- * chunk's copy in ran on the copy queue and ended before its Hessenberg kernel started on another
- * queue, and the chunks' kernels ran on more than one queue. Returns the number of chunks. */
-static int check_timeline(const char *path)
+ * chunk's copy in ended before its Hessenberg kernel started, and with several queues the chunks'
+ * kernels ran on more than one. Returns the number of chunks. */
+static int check_timeline(const char *path, int queues)
 {
     FILE *f = fopen(path, "r");
     assert_non_null(f);
@@ -531,14 +531,12 @@ static int check_timeline(const char *path)
         assert_int_equal(sscanf(line, "%15s %31[^\n]", queue, step), 2);
         assert_true(end >= start);
         if (!strcmp(step, "transfer in")) {
-            assert_string_equal(queue, "copy");
             copied_end = end;
         } else if (!strcmp(step, "hessenberg")) {
             assert_true(copied_end >= 0); /* a chunk's copy comes first */
             if (start + 0.5 < copied_end)
                 fail_msg("chunk %d: the Hessenberg kernel started at %.1f us, before its copy in "
                          "ended at %.1f us", chunks, start, copied_end);
-            assert_string_not_equal(queue, "copy");
             const int q = atoi(queue);
             assert_true(q >= 0 && q < 16);
             queue_seen[q] = 1;
@@ -547,11 +545,11 @@ static int check_timeline(const char *path)
         }
     }
     fclose(f);
-    int queues = 0;
+    int used = 0;
     for (int q = 0; q < 16; ++q)
-        queues += queue_seen[q];
-    if (chunks > 1)
-        assert_true(queues > 1);
+        used += queue_seen[q];
+    if (chunks > 1 && queues != 1)
+        assert_true(used > 1);
     return chunks;
 }
 
@@ -594,7 +592,7 @@ static void solve_chunked(const char *zero_copy, const char *staging, const char
     p.queues = queues;
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &p));
     TU_STATUS(ctx, BCL_NUMERICAL_FAILURE, bcl_dgeev(ctx, n, batch, A, wr, wi, VR, info));
-    /* the chunks' commands, in time: copies ahead on their queue, kernels on the ring's queues */
+    /* the chunks' commands in time: each chunk's kernels after its copy in */
     char timeline[] = "/tmp/batchcl-timeline-XXXXXX";
     const int fd = mkstemp(timeline);
     assert_true(fd >= 0);
@@ -605,7 +603,7 @@ static void solve_chunked(const char *zero_copy, const char *staging, const char
     const int steps = bcl_last_step_times(ctx, names, secs, 8);
     unsetenv("BATCHCL_TIMELINE");
     if (strcmp(zero_copy, "0") == 0) {
-        const int chunks = check_timeline(timeline);
+        const int chunks = check_timeline(timeline, queues);
         if (chunk)
             assert_int_equal(chunks, (int)((batch + chunk - 1) / chunk));
         else
