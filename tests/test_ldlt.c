@@ -717,7 +717,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_failure_isolation), cmocka_unit_test(test_factor_then_solve)};
     const struct CMUnitTest api[] = {cmocka_unit_test(test_bad_arguments),
                                      cmocka_unit_test(test_device_buffers),
-                                     cmocka_unit_test(test_chunked_transfers)};
+                                     cmocka_unit_test_teardown(test_chunked_transfers, tu_clear_transfer_env)};
     int failed = 0, all = !strcmp(group, "all");
     if (all || !strcmp(group, "api"))
         failed += cmocka_run_group_tests_name("ldlt api", api, NULL, NULL);

@@ -567,7 +567,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest grid_d[] = {cmocka_unit_test(test_grid_double)};
     const struct CMUnitTest api[] = {cmocka_unit_test(test_bad_arguments), cmocka_unit_test(test_failure_isolation),
                                      cmocka_unit_test(test_ill_conditioned),
-                                     cmocka_unit_test(test_device_buffers), cmocka_unit_test(test_chunked)};
+                                     cmocka_unit_test(test_device_buffers), cmocka_unit_test_teardown(test_chunked, tu_clear_transfer_env)};
     int failed = 0, all = !strcmp(group, "all");
     if (all || !strcmp(group, "api"))
         failed += cmocka_run_group_tests_name("tridiag api", api, NULL, NULL);

@@ -20,6 +20,16 @@ int tu_quick(void)
     return q && *q && strcmp(q, "0") != 0;
 }
 
+int tu_clear_transfer_env(void **state)
+{
+    (void)state;
+    unsetenv("BATCHCL_ZERO_COPY");
+    unsetenv("BATCHCL_STAGING");
+    unsetenv("BATCHCL_DEVICE_MEMORY_LIMIT");
+    unsetenv("BATCHCL_TIMELINE");
+    return 0;
+}
+
 void tu_spd_batch(int kind, double cond, int n, int nrhs, size_t batch, int dbl, uint64_t seed,
                   void *A, void *B)
 {

@@ -20,6 +20,11 @@ bcl_context *tu_context(void);
  * grids run in full in the release pass. */
 int tu_quick(void);
 
+/* A cmocka teardown: unsets the environment hooks the chunked-transfer tests set around
+ * tu_context() (BATCHCL_ZERO_COPY, _STAGING, _DEVICE_MEMORY_LIMIT, _TIMELINE), so that a failed
+ * assertion between setenv and unsetenv does not pass them on to the next test. */
+int tu_clear_transfer_env(void **state);
+
 /* Assert a call's status, printing the library's explanation when it differs. */
 #define TU_STATUS(ctx, expected, call)                                                           \
     do {                                                                                         \
