@@ -157,6 +157,11 @@ static options parse(int argc, char **argv, int first)
         else if (!strcmp(a, "--queues") && v) {
             parse_ints(v, o.queues, &o.queues_count);
             ++i;
+            for (int q = 0; q < o.queues_count; ++q)
+                if (o.queues[q] < 1 || o.queues[q] > 4) {
+                    fprintf(stderr, "batchcl: --queues %s: %d is outside 1..4\n", v, o.queues[q]);
+                    exit(2);
+                }
         }
         else if (!strcmp(a, "--chunks") && v) {
             ++i;
