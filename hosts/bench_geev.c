@@ -374,7 +374,7 @@ static void bench_size(bcl_context *ctx, const bcl_device_info *dev, const bench
                 }
                 printf("%10zu %7d %12.3f\n", k, queues, best * 1e3);
                 if (getenv("BATCHCL_TIMELINE"))
-                    last_steps(ctx); /* writes the last call's commands to the timeline file */
+                    bcl_last_step_times(ctx, NULL, NULL, 0); /* writes the timeline file */
                 if (best < sum->best_chunk_time) {
                     sum->best_chunk_time = best;
                     sum->best_chunk = k;
