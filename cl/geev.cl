@@ -61,6 +61,29 @@
 #ifndef P
 #define P 1
 #endif
+/* QR_BULGES: bulges a Francis sweep chases at once (1 or 2), each on P / QR_BULGES work-items.
+ * Two bulges carry the same double shift, the second QR_GAP rows behind the first: a sweep of
+ * the active block (l..i) takes i - l + QR_GAP rounds instead of two sweeps' 2(i - l) and two
+ * more scan rounds. The gap keeps the two bulges' rows and columns apart within a round: the
+ * leading bulge's reflector from the left (rows k..k+2) and its write into column k-1 never meet
+ * what the trailing bulge's reflector from the right touches (columns k-4..k-2, rows up to k-1),
+ * and row and column operations on the same entries commute, so the rounds compute the two
+ * sweeps one after the other (up to rounding). On the H100 only n = 20 gained (README). */
+#ifndef QR_BULGES
+#define QR_BULGES 1
+#endif
+#if QR_BULGES != 1 && QR_BULGES != 2
+#error "QR_BULGES must be 1 or 2"
+#endif
+#if QR_BULGES > 1 && P % QR_BULGES != 0
+#error "QR_BULGES must divide P"
+#endif
+#define QR_GAP 4
+#define PB (P / QR_BULGES) /* work-items per bulge */
+/* the smallest active block swept with two bulges (fewer rows: one bulge, after a start scan) */
+#ifndef QR_TWO_MIN
+#define QR_TWO_MIN 8
+#endif
 #if P > 1
 #define GEEV_MAX(p, v) atomic_max(p, v)
 #else
@@ -606,7 +629,9 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
 /* Per matrix, private and the same in its P work-items. */
 typedef struct {
     int phase, i, l, m, k, its, kdefl, itmax, info, slot;
+    int nb; /* bulges of the current sweep (1 or QR_BULGES); k is the leading one's step */
     real s1r, s1i, s2r, s2i, unscale;
+    real sx1, sx2, sx3; /* two bulges: the start vector of the work-item's bulge */
 } qr_state;
 
 /* What the serial part asks of one round. */
@@ -858,12 +883,56 @@ void put_eig(__global real *wr, __global real *wi, int layW, ulong strideW, ulon
     wi[a] = im;
 }
 
+/* The next round of a sweep for the work-item's bulge `bid` (0: the leading one): its reflector,
+ * or nothing while that bulge has not entered the block or has left it. Every work-item of the
+ * matrix advances the sweep. */
+void plan_chase(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local const real *sv,
+                int n, int wantt, int bid)
+{
+    const int i = s->i, m = s->m, l = s->l, k = s->k - QR_GAP * bid;
+    s->k += 1;
+    if (s->nb > 1 && k == m - 1) {
+        /* the trailing bulge enters next round: its start vector now, as the leading bulge's
+         * (rows l..l+2, columns l, l+1 are final once that bulge has passed; the bulge's own
+         * first step would change them before all its work-items had read them) */
+        start_vector(Hm, gs, m, s->s1r, s->s1i, s->s2r, s->s2i, &s->sx1, &s->sx2, &s->sx3);
+    }
+    if (bid >= s->nb || k < m || k > i - 1)
+        return;
+    const int nr = min(3, i - k + 1);
+    real x1, x2, x3;
+    if (k > m) {
+        x1 = HH(k, k - 1);
+        x2 = HH(k + 1, k - 1);
+        x3 = nr == 3 ? HH(k + 2, k - 1) : 0;
+    } else if (s->nb > 1) {
+        /* two bulges start at l without a start scan, each from the matrix as it is the round
+         * before it enters (the trailing one after the leading one's first steps) */
+        x1 = s->sx1;
+        x2 = s->sx2;
+        x3 = s->sx3;
+    } else {
+        x1 = sv[0];
+        x2 = sv[1];
+        x3 = sv[2];
+    }
+    r->beta = reflector(nr, x1, x2, x3, &r->tau, &r->v2, &r->v3);
+    /* k == m > l: scale H(m, m-1), which avoids a bug when v2 and v3 underflow (dlahqr) */
+    r->bulge = k > m ? 1 : m > l ? 2 : 0;
+    r->chase = 1;
+    r->k = k;
+    r->nr = nr;
+    r->c1 = wantt ? n - 1 : i;
+    r->r0 = wantt ? 0 : l;
+    r->r1 = min(k + 3, i);
+}
+
 /* Advance the state machine of one matrix to the next round's actions (the serial part, run by
  * each of the matrix's work-items; `lead` writes the eigenvalues). res: the matrix's two scan
  * result slots; sv: the start vector the last start scan left. */
 void qr_plan(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local const int *res,
              __local const real *sv, int n, int wantt, real smlnum, bool lead,
-             __global real *wr, __global real *wi, int layW, ulong strideW, ulong k_glob)
+             __global real *wr, __global real *wi, int layW, ulong strideW, ulong k_glob, int bid)
 {
     r->scan = 0;
     r->chase = 0;
@@ -878,38 +947,17 @@ void qr_plan(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local con
         s->phase = PH_CHASE;
     }
     if (s->phase == PH_CHASE) {
-        const int i = s->i, k = s->k, m = s->m, l = s->l;
-        if (k > i - 1) {
+        if (s->k - QR_GAP * (s->nb - 1) > s->i - 1) {
             /* the sweep is over: next iteration, starting with a deflation scan */
             s->its += 1;
             s->phase = PH_DEFL;
             r->scan = ACT_SCAN_DEFL;
-            r->lo = l;
-            r->hi = i;
+            r->lo = s->l;
+            r->hi = s->i;
             s->slot ^= 1;
             return;
         }
-        const int nr = min(3, i - k + 1);
-        real x1, x2, x3;
-        if (k > m) {
-            x1 = HH(k, k - 1);
-            x2 = HH(k + 1, k - 1);
-            x3 = nr == 3 ? HH(k + 2, k - 1) : 0;
-        } else {
-            x1 = sv[0];
-            x2 = sv[1];
-            x3 = sv[2];
-        }
-        r->beta = reflector(nr, x1, x2, x3, &r->tau, &r->v2, &r->v3);
-        /* k == m > l: scale H(m, m-1), which avoids a bug when v2 and v3 underflow (dlahqr) */
-        r->bulge = k > m ? 1 : m > l ? 2 : 0;
-        r->chase = 1;
-        r->k = k;
-        r->nr = nr;
-        r->c1 = wantt ? n - 1 : i;
-        r->r0 = wantt ? 0 : l;
-        r->r1 = min(k + 3, i);
-        s->k = k + 1;
+        plan_chase(s, r, Hm, gs, sv, n, wantt, bid);
         return;
     }
     for (;;) {
@@ -1045,6 +1093,17 @@ void qr_plan(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local con
             s->s1i = s1i;
             s->s2r = s2r;
             s->s2i = s2i;
+            if (QR_BULGES > 1 && s->kdefl % KEXSH != 0 && i - l + 1 >= QR_TWO_MIN) {
+                /* two bulges with these shifts from l, no start scan: the leading bulge's start
+                 * vector now, its first step next round */
+                s->nb = QR_BULGES;
+                s->m = l;
+                s->k = l;
+                s->phase = PH_CHASE;
+                start_vector(Hm, gs, l, s1r, s1i, s2r, s2i, &s->sx1, &s->sx2, &s->sx3);
+                return;
+            }
+            s->nb = 1;
             /* the start scan, always (with no candidate when i - 2 <= l): phase 2 of this round
              * stores the start vector of its result */
             s->phase = PH_START;
@@ -1063,19 +1122,20 @@ int qr_want(const qr_state *s)
 {
     if (s->phase == PH_DONE)
         return WANT_NONE;
-    if (s->phase == PH_START || (s->phase == PH_CHASE && s->k <= s->i - 1))
+    if (s->phase == PH_START ||
+        (s->phase == PH_CHASE && s->k - QR_GAP * (s->nb - 1) <= s->i - 1))
         return WANT_CHASE;
     return WANT_OTHER;
 }
 
 /* A sweep step's reflector I - t1 (1, v2, v3)^T (1, v2, v3) on the triples (o + e0, o + e1,
- * o + e2) of one work-item's slices j = j0, j0 + P, ... <= j1: o = POFF(j) + k for the columns of
+ * o + e2) of one work-item's slices j = j0, j0 + PB, ... <= j1: o = POFF(j) + k for the columns of
  * H (cols, the reflector from the left), o = j for the rows of H or Z (from the right, the three
  * columns at e0, e1, e2). With -DNFIX the slices are unrolled and every load is issued before
  * the first store (the compiler keeps them in order: it cannot tell the slices apart), so their
  * latencies overlap. */
-#if defined(NFIX) && (NFIX + P - 1) / P <= 8
-#define QR_TRIPS ((NFIX + P - 1) / P)
+#if defined(NFIX) && (NFIX + PB - 1) / PB <= 8
+#define QR_TRIPS ((NFIX + PB - 1) / PB)
 #endif
 void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
               int j1, real t1, real v2, real v3)
@@ -1085,7 +1145,7 @@ void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2
     real a0[QR_TRIPS], a1[QR_TRIPS], a2[QR_TRIPS];
 #pragma unroll
     for (int q = 0; q < QR_TRIPS; ++q) {
-        const int j = j0 + q * P, o = cols ? POFF(j) + k : j;
+        const int j = j0 + q * PB, o = cols ? POFF(j) + k : j;
         if (j <= j1) {
             a0[q] = AT(base, o + e0);
             a1[q] = AT(base, o + e1);
@@ -1094,7 +1154,7 @@ void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2
     }
 #pragma unroll
     for (int q = 0; q < QR_TRIPS; ++q) {
-        const int j = j0 + q * P, o = cols ? POFF(j) + k : j;
+        const int j = j0 + q * PB, o = cols ? POFF(j) + k : j;
         if (j <= j1) {
             const real sum = a0[q] + v2 * a1[q] + v3 * a2[q];
             AT(base, o + e0) = a0[q] - sum * t1;
@@ -1103,7 +1163,7 @@ void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2
         }
     }
 #else
-    for (int j = j0; j <= j1; j += P) {
+    for (int j = j0; j <= j1; j += PB) {
         const int o = cols ? POFF(j) + k : j;
         const real h0 = AT(base, o + e0), h1 = AT(base, o + e1), h2 = AT(base, o + e2);
         const real sum = h0 + v2 * h1 + v3 * h2;
@@ -1141,6 +1201,9 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
     const uint nprob = min((uint)mpg, count - first);
     const bool mine = t != GEEV_IDLE && (uint)m < nprob;
     const bool lead = mine && t == 0;
+    /* the work-item's bulge and its rank u among that bulge's PB work-items */
+    const int bid = mine ? t / PB : 0, u = mine ? t % PB : 0;
+    const bool bulge_lead = mine && u == 0;
     const int wantt = (flags & GEEV_WANTT) != 0, wantz = (flags & GEEV_WANTZ) != 0;
     const uint per = (uint)PACKED(n) + 1;
     __local real *sv = svs + 3 * m;
@@ -1174,6 +1237,7 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
     qr_state st;
     st.phase = PH_DONE;
     st.info = 0;
+    st.nb = 1;
     if (mine) {
         st.unscale = AT(Hm, per - 1);
         st.kdefl = 0;
@@ -1205,7 +1269,7 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
         } else
 #endif
             qr_plan(&st, &rd, Hm, gs, res, sv, n, wantt, smlnum, lead, wrk, wik, layW, strideW,
-                    first + (uint)m);
+                    first + (uint)m, bid);
 #if P > 1
         const int par = (int)(round & 1), next = qr_want(&st);
         /* group_flags[par]: a matrix wants a sweep step next, [2 + par]: one wants another kind */
@@ -1224,10 +1288,10 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
             const real t1 = rd.tau, v2 = rd.v2;
             if (rd.nr == 3) {
                 /* rows k..k+2 of columns k..c1 (column j's row k at POFF(j) + k) */
-                reflect3(Hm, gs, true, k, 0, 1, 2, k + t, c1, t1, v2, rd.v3);
+                reflect3(Hm, gs, true, k, 0, 1, 2, k + u, c1, t1, v2, rd.v3);
             } else {
                 const real t2 = t1 * v2;
-                for (int j = k + t; j <= c1; j += P) {
+                for (int j = k + u; j <= c1; j += PB) {
                     const int o = POFF(j) + k;
                     const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1);
                     const real sum = h0 + v2 * h1;
@@ -1268,27 +1332,27 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
             const real t1 = rd.tau, v2 = rd.v2;
             const int o0 = POFF(k), o1 = POFF(k + 1), o2 = POFF(k + 2);
             if (rd.nr == 3) {
-                reflect3(Hm, gs, false, 0, o0, o1, o2, rd.r0 + t, r1, t1, v2, rd.v3);
+                reflect3(Hm, gs, false, 0, o0, o1, o2, rd.r0 + u, r1, t1, v2, rd.v3);
                 if (wantz)
-                    reflect3(Zm, gs, false, 0, k * lda, (k + 1) * lda, (k + 2) * lda, t, n - 1,
+                    reflect3(Zm, gs, false, 0, k * lda, (k + 1) * lda, (k + 2) * lda, u, n - 1,
                              t1, v2, rd.v3);
             } else {
                 const real t2 = t1 * v2;
-                for (int j = rd.r0 + t; j <= r1; j += P) {
+                for (int j = rd.r0 + u; j <= r1; j += PB) {
                     const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j);
                     const real sum = h0 + v2 * h1;
                     AT(Hm, o0 + j) = h0 - sum * t1;
                     AT(Hm, o1 + j) = h1 - sum * t2;
                 }
                 if (wantz)
-                    for (int j = t; j < n; j += P) {
+                    for (int j = u; j < n; j += PB) {
                         const real z0 = ZZ(j, k), z1 = ZZ(j, k + 1);
                         const real sum = z0 + v2 * z1;
                         ZZ(j, k) = z0 - sum * t1;
                         ZZ(j, k + 1) = z1 - sum * t2;
                     }
             }
-            if (lead) {
+            if (bulge_lead) {
                 if (rd.bulge == 1) {
                     HH(k, k - 1) = rd.beta;
                     HH(k + 1, k - 1) = 0;

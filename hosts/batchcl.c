@@ -46,6 +46,7 @@ typedef struct {
     int chunk_count;
     int vectors; /* bench geev: also the eigenvectors */
     int queues[64], queues_count; /* bench geev: the host-memory sweep's queues (none: the table's) */
+    int bulges[64], bulges_count; /* bench geev: qr_bulges of every variant (none: the table's) */
 } options;
 
 static void parse_ints(const char *s, int *list, int *count)
@@ -107,6 +108,8 @@ static void usage(void)
          "                            mappings for each p\n"
          "  --chunks LIST             chunk sizes of the host-memory sweep (default 1024 to 262144)\n"
          "  --queues LIST             queues of the host-memory sweep, 1 to 4 (default: the table's)\n"
+         "  --bulges LIST             bulges a QR sweep chases at once, 1 and/or 2, for every\n"
+         "                            variant (default: the table's)\n"
          "  --vectors                 also compute and time the eigenvectors\n"
          "  --p LIST                  p of the forced variants (default 1, 2, 4, ... up to 64)\n"
          "  --ppg P                   matrices per work-group of the forced variants (default: the\n"
@@ -160,6 +163,15 @@ static options parse(int argc, char **argv, int first)
             for (int q = 0; q < o.queues_count; ++q)
                 if (o.queues[q] < 1 || o.queues[q] > 4) {
                     fprintf(stderr, "batchcl: --queues %s: %d is outside 1..4\n", v, o.queues[q]);
+                    exit(2);
+                }
+        }
+        else if (!strcmp(a, "--bulges") && v) {
+            parse_ints(v, o.bulges, &o.bulges_count);
+            ++i;
+            for (int q = 0; q < o.bulges_count; ++q)
+                if (o.bulges[q] < 1 || o.bulges[q] > 2 || o.bulges_count > 2) {
+                    fprintf(stderr, "batchcl: --bulges %s: one or two of 1, 2\n", v);
                     exit(2);
                 }
         }
@@ -1414,6 +1426,8 @@ int main(int argc, char **argv)
         g.ppg = o.ppg;
         for (int i = 0; i < o.queues_count && i < 8; ++i)
             g.queues[g.queues_count++] = o.queues[i];
+        for (int i = 0; i < o.bulges_count && i < 2; ++i)
+            g.bulges[g.bulges_count++] = o.bulges[i];
         for (int i = 0; i < o.p_count && i < 16; ++i)
             g.p_list[g.p_count++] = o.p_list[i];
         return bench_geev(&g);

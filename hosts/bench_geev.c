@@ -94,19 +94,39 @@ typedef struct {
     char label[48];
     bcl_mapping hmap, qmap;
     int hp, qp, hess_layout, ppg;
+    int bulges; /* qr_bulges (0: the table's) */
 } variant;
+
+/* Each variant once per --bulges value (at most 32 in all). */
+static int with_bulges(const bench_geev_options *o, variant *v, int count)
+{
+    if (!o->bulges_count)
+        return count;
+    variant base[32];
+    memcpy(base, v, sizeof *v * (size_t)count);
+    int out = 0;
+    for (int i = 0; i < count; ++i)
+        for (int b = 0; b < o->bulges_count && out < 32; ++b) {
+            v[out] = base[i];
+            v[out].bulges = o->bulges[b];
+            snprintf(v[out].label, sizeof v[out].label, "%.36s, %s", base[i].label,
+                     o->bulges[b] > 1 ? "2 bulges" : "1 bulge");
+            ++out;
+        }
+    return out;
+}
 
 static int make_variants(const bench_geev_options *o, int n, int W, variant *v)
 {
     int count = 0;
-    v[count++] = (variant){"table", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0, 0};
+    v[count++] = (variant){"table", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0, 0, 0};
     if (!strcmp(o->mappings, "auto"))
-        return count;
+        return with_bulges(o, v, count);
     const int all = !strcmp(o->mappings, "all");
     /* the paper's flow: MW -> RW, SWB Hessenberg, MWB QR (p from the table) */
     if (all)
         v[count++] = (variant){"paper: RW+SWB, MWB", BCL_MAPPING_SWB, BCL_MAPPING_MWB, 0, 0,
-                               1 + BCL_LAYOUT_ROWWISE, o->ppg};
+                               1 + BCL_LAYOUT_ROWWISE, o->ppg, 0};
     const int def_p[] = {1, 2, 4, 8, 16, 32, 64};
     const int *plist = o->p_count ? o->p_list : def_p;
     const int pcount = o->p_count ? o->p_count : 7;
@@ -118,12 +138,12 @@ static int make_variants(const bench_geev_options *o, int n, int W, variant *v)
             if (p < 1 || (!o->p_count && p > n * 2) || (!mwb && p > W))
                 continue;
             variant x = {"", mwb ? BCL_MAPPING_MWB : BCL_MAPPING_SWB,
-                         mwb ? BCL_MAPPING_MWB : BCL_MAPPING_SWB, p, p, 0, o->ppg};
+                         mwb ? BCL_MAPPING_MWB : BCL_MAPPING_SWB, p, p, 0, o->ppg, 0};
             snprintf(x.label, sizeof x.label, "%s p=%d", mwb ? "MWB" : "SWB", p);
             v[count++] = x;
         }
     }
-    return count;
+    return with_bulges(o, v, count);
 }
 
 static void apply(bcl_context *ctx, const variant *v, size_t chunk, int queues)
@@ -137,7 +157,8 @@ static void apply(bcl_context *ctx, const variant *v, size_t chunk, int queues)
     p.hess_layout = v->hess_layout;
     p.problems_per_group = v->ppg;
     p.chunk_problems = chunk;
-    bcl_set_params(ctx, v->hmap == BCL_MAPPING_AUTO && !chunk && !queues ? NULL : &p);
+    p.qr_bulges = v->bulges;
+    bcl_set_params(ctx, v->hmap == BCL_MAPPING_AUTO && !chunk && !queues && !v->bulges ? NULL : &p);
 }
 
 typedef struct {
@@ -173,8 +194,12 @@ static void ran(bcl_context *ctx, const char *step, char *out, size_t cap)
     const char *k = strstr(bcl_last_kernel(ctx), step);
     char map[8] = "?";
     int p = 0;
-    if (k && sscanf(k + strlen(step), " %7[A-Z], p = %d", map, &p) == 2)
-        snprintf(out, cap, "%s%d", map, p);
+    if (k && sscanf(k + strlen(step), " %7[A-Z], p = %d", map, &p) == 2) {
+        /* "x2": this step chases two bulges (said before the step's next comma) */
+        const char *two = strstr(k, "(two bulges)"), *comma = strchr(k + strlen(step), ',');
+        const int x2 = two && comma && (comma = strchr(comma + 1, ',')) && two < comma;
+        snprintf(out, cap, "%s%d%s", map, p, x2 ? "x2" : "");
+    }
     else
         snprintf(out, cap, "?");
 }
@@ -353,18 +378,21 @@ static void bench_size(bcl_context *ctx, const bcl_device_info *dev, const bench
         if (memcmp(wrp, wr, batch * n * sizeof *wr) || memcmp(wip, wi, batch * n * sizeof *wi))
             printf("  RESULTS DIFFER between pageable and pinned memory\n");
         /* Table 2 */
-        printf("Table 2 (pinned host memory, end to end ms per chunk of k matrices and queues; "
-               "queues 0: the table's)\n");
-        printf("%10s %7s %12s\n", "k", "queues", "total ms");
+        printf("Table 2 (pinned host memory, end to end ms per chunk of k matrices, queues and "
+               "QR bulges; 0: the table's)\n");
+        printf("%10s %7s %7s %12s\n", "k", "queues", "bulges", "total ms");
         sum->best_chunk_time = INFINITY;
         const int nq = o->queues_count ? o->queues_count : 1;
+        const int nb = o->bulges_count ? o->bulges_count : 1;
         for (int c = 0; c < o->chunk_count; ++c)
-            for (int qi = 0; qi < nq; ++qi) {
+            for (int qi = 0; qi < nq * nb; ++qi) {
                 const size_t k = o->chunks[c];
-                const int queues = o->queues_count ? o->queues[qi] : 0;
+                const int queues = o->queues_count ? o->queues[qi / nb] : 0;
+                const int bulges = o->bulges_count ? o->bulges[qi % nb] : 0;
                 if (k > batch)
                     continue;
-                const variant table = {"", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0, 0};
+                const variant table = {"", BCL_MAPPING_AUTO, BCL_MAPPING_AUTO, 0, 0, 0, 0,
+                                       bulges};
                 apply(ctx, &table, k, queues);
                 double best = INFINITY;
                 for (int r = 0; r < (o->reps < 3 ? o->reps : 3); ++r) {
@@ -372,7 +400,7 @@ static void bench_size(bcl_context *ctx, const bcl_device_info *dev, const bench
                     bcl_dgeev(ctx, n, batch, Ap, wrp, wip, NULL, infop);
                     best = fmin(best, hu_now() - t0);
                 }
-                printf("%10zu %7d %12.3f\n", k, queues, best * 1e3);
+                printf("%10zu %7d %7d %12.3f\n", k, queues, bulges, best * 1e3);
                 if (getenv("BATCHCL_TIMELINE"))
                     bcl_last_step_times(ctx, NULL, NULL, 0); /* writes the timeline file */
                 if (best < sum->best_chunk_time) {

@@ -32,6 +32,7 @@ typedef struct {
     int p_list[16], p_count;   /* p of the forced variants (none: 1, 2, 4, ... 64) */
     int ppg;                   /* matrices per group of the forced variants (0: the table's) */
     int queues[8], queues_count; /* queues of the host-memory sweep (none: the table's) */
+    int bulges[2], bulges_count; /* qr_bulges of every variant (none: the table's) */
 } bench_geev_options;
 
 /* `batchcl bench geev`: Tables 1, 2 and 4 of Tokura et al. 2017 on this machine. */

@@ -120,6 +120,10 @@ typedef struct {
                                    always work on an element-wise copy) */
     int qr_sweeps_max;          /* geev: Francis sweeps allowed per active block before the matrix
                                    is declared unconverged (info > 0); 0 = LAPACK's 30*max(10, n) */
+    int qr_bulges;              /* geev: bulges a Francis sweep chases at once, 1 or 2 (two double
+                                   sweeps with the same shifts in one pass, each bulge on
+                                   qr_work_items / 2 work-items: an SWB QR step with an even
+                                   qr_work_items); 0 = table */
     /* block p-cyclic inversion (bcl_xpcyclic_inv) */
     int pcyclic_method;         /* 1: BSOFI, panels on the host (LAPACK), GEMMs on the device
                                  * (clBLAST); 2: batched local-memory kernels (n <= 32, p <= 64);

@@ -514,6 +514,8 @@ int bcl_params_check(const bcl_params *p, char *why, size_t cap)
         return snprintf(why, cap, "qr_work_items and qr_sweeps_max must be >= 0, hess_layout "
                         "0..%d",
                         BCL_LAYOUT_ROWWISE + 1), 0;
+    if (p->qr_bulges < 0 || p->qr_bulges > 2)
+        return snprintf(why, cap, "qr_bulges must be 0, 1 or 2 (it is %d)", p->qr_bulges), 0;
     if (p->work_items_per_problem < 0 || p->problems_per_group < 0)
         return snprintf(why, cap, "work_items_per_problem and problems_per_group must be >= 0"), 0;
     if (p->queues < 0 || p->queues > BCL_MAX_QUEUES)

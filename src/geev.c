@@ -29,6 +29,7 @@ typedef struct {
     char options[192];
     bcl_mapping mapping;
     int p;              /* work-items per matrix */
+    int bulges;         /* QR step: bulges chased at once in a sweep (1 or 2) */
     size_t group;       /* work-items per group */
     size_t mpg;         /* matrices per group */
     size_t lstride;     /* local reals per matrix */
@@ -103,7 +104,8 @@ static const char *const kernel_names[3] = {"geev_hessenberg", "geev_qr", "geev_
  * group of p subgroups (fewer when the group or local memory is too large). BCL_UNSUPPORTED_SIZE
  * when nothing fits. */
 static bcl_status plan_step(bcl_context *ctx, const char *fn, const geev_plan *pl, int which,
-                            bcl_mapping map, int p, size_t ppg, int specialize, geev_step *st)
+                            bcl_mapping map, int p, size_t ppg, int specialize, int bulges,
+                            geev_step *st)
 {
     const int n = pl->n, wantz = pl->wantv;
     const size_t es = pl->es;
@@ -111,10 +113,19 @@ static bcl_status plan_step(bcl_context *ctx, const char *fn, const geev_plan *p
     memset(st, 0, sizeof *st);
     st->mapping = map;
     st->p = p;
+    st->bulges = which == 1 ? bulges : 1;
     st->lstride = step_lstride(which, map, n, wantz);
-    char fixed[32] = "";
+    char fixed[48] = "";
     if (specialize > 0)
         snprintf(fixed, sizeof fixed, " -DNFIX=%d", n);
+    if (st->bulges == 2) {
+        if (map != BCL_MAPPING_SWB || p % 2 != 0)
+            return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                            "%s: qr_bulges = 2 needs the SWB mapping for the QR step with an even "
+                            "number of work-items per matrix (qr_work_items); it has %s, p = %d",
+                            fn, map_name(map), p);
+        snprintf(fixed + strlen(fixed), sizeof fixed - strlen(fixed), " -DQR_BULGES=2");
+    }
     const size_t local = ctx->dev.local_mem_bytes;
     if (map == BCL_MAPPING_SWB) {
         if ((size_t)p > W)
@@ -205,21 +216,26 @@ static bcl_status make_plan(bcl_context *ctx, const char *fn, int dbl, int n, in
     const int forced_h = ctx->forced.mapping != BCL_MAPPING_AUTO;
     const int forced_q = ctx->forced.qr_mapping != BCL_MAPPING_AUTO;
     /* a table choice that does not fit falls back to MWB (global memory); a forced one fails */
-    s = plan_step(ctx, fn, pl, 0, hmap, hp, ppg, p.specialize, &pl->hess);
+    s = plan_step(ctx, fn, pl, 0, hmap, hp, ppg, p.specialize, 1, &pl->hess);
     if (s == BCL_UNSUPPORTED_SIZE && hmap == BCL_MAPPING_SWB && !forced_h)
-        s = plan_step(ctx, fn, pl, 0, BCL_MAPPING_MWB, 1, 0, p.specialize, &pl->hess);
+        s = plan_step(ctx, fn, pl, 0, BCL_MAPPING_MWB, 1, 0, p.specialize, 1, &pl->hess);
     if (s != BCL_SUCCESS)
         return s;
-    s = plan_step(ctx, fn, pl, 1, qmap, qp, ppg, p.specialize, &pl->qr);
+    /* two bulges where the table asks for them and the QR step can split its work-items; a
+     * forced qr_bulges = 2 that cannot is refused */
+    int bulges = p.qr_bulges == 2 ? 2 : 1;
+    if (bulges == 2 && !ctx->forced.qr_bulges && (qmap != BCL_MAPPING_SWB || qp % 2 != 0))
+        bulges = 1;
+    s = plan_step(ctx, fn, pl, 1, qmap, qp, ppg, p.specialize, bulges, &pl->qr);
     if (s == BCL_UNSUPPORTED_SIZE && qmap == BCL_MAPPING_SWB && !forced_q)
-        s = plan_step(ctx, fn, pl, 1, BCL_MAPPING_MWB, 1, 0, p.specialize, &pl->qr);
+        s = plan_step(ctx, fn, pl, 1, BCL_MAPPING_MWB, 1, 0, p.specialize, 1, &pl->qr);
     if (s != BCL_SUCCESS)
         return s;
     if (wantv) {
         /* the eigenvector step keeps the QR step's mapping where its three arrays fit */
-        s = plan_step(ctx, fn, pl, 2, pl->qr.mapping, pl->qr.p, ppg, p.specialize, &pl->vec);
+        s = plan_step(ctx, fn, pl, 2, pl->qr.mapping, pl->qr.p, ppg, p.specialize, 1, &pl->vec);
         if (s == BCL_UNSUPPORTED_SIZE && pl->qr.mapping == BCL_MAPPING_SWB)
-            s = plan_step(ctx, fn, pl, 2, BCL_MAPPING_MWB, 1, 0, p.specialize, &pl->vec);
+            s = plan_step(ctx, fn, pl, 2, BCL_MAPPING_MWB, 1, 0, p.specialize, 1, &pl->vec);
         if (s != BCL_SUCCESS)
             return s;
     }
@@ -262,9 +278,10 @@ static void describe(bcl_context *ctx, const geev_plan *pl)
                                   "geev (%.60s; A %s)", pl->hess.options, arranged);
     for (int i = 0; i < (pl->wantv ? 3 : 2) && len < sizeof ctx->last_kernel; ++i)
         len += (size_t)snprintf(ctx->last_kernel + len, sizeof ctx->last_kernel - len,
-                                "; %s %s, p = %d, %zu matrices and %zu work-items per group, %zu "
+                                "; %s %s, p = %d%s, %zu matrices and %zu work-items per group, %zu "
                                 "bytes of local memory",
-                                names[i], map_name(steps[i]->mapping), steps[i]->p, steps[i]->mpg,
+                                names[i], map_name(steps[i]->mapping), steps[i]->p,
+                                steps[i]->bulges == 2 ? " (two bulges)" : "", steps[i]->mpg,
                                 steps[i]->group, steps[i]->local_bytes);
 }
 

@@ -32,6 +32,7 @@ static const bcl_tuning_field bcl_tuning_fields[] = {
     {"queues", BCL_FIELD_INT, offsetof(bcl_params, queues), 0, 4},
     {"qr_mapping", BCL_FIELD_MAPPING, offsetof(bcl_params, qr_mapping), 0, 0},
     {"qr_work_items", BCL_FIELD_INT, offsetof(bcl_params, qr_work_items), 0, 1024},
+    {"qr_bulges", BCL_FIELD_INT, offsetof(bcl_params, qr_bulges), 0, 2},
     {"hess_layout", BCL_FIELD_INT, offsetof(bcl_params, hess_layout), 0, BCL_LAYOUT_ROWWISE + 1},
     {"pcyclic_method", BCL_FIELD_INT, offsetof(bcl_params, pcyclic_method), 0, 3},
     {"pcyclic_cv_columns", BCL_FIELD_INT, offsetof(bcl_params, pcyclic_cv_columns), -1, 1 << 20},

@@ -319,6 +319,59 @@ static void test_mappings(void **state)
     bcl_destroy(ctx);
 }
 
+/* ---- two bulges a sweep (qr_bulges = 2): p = 2 (one work-item a bulge), 4 and the subgroup
+ * width, every class, with and without eigenvectors (the Schur form and Z go through the same
+ * sweeps; up to n = 30), sizes below, at and above the smallest block swept with two bulges
+ * (8) ---- */
+
+static void test_two_bulges(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    int ps[] = {2, 4, 0}; /* the subgroup width is known once a kernel has been built */
+    const int all_sizes[] = {5, 8, 9, 13, 30, 64}, quick_sizes[] = {8, 30, 64};
+    const int *sizes = tu_quick() ? quick_sizes : all_sizes;
+    const size_t nsizes = tu_quick() ? 3 : sizeof all_sizes / sizeof all_sizes[0];
+    for (int dbl = 1; dbl >= 0; --dbl)
+        for (size_t pi = 0; pi < 3; ++pi) {
+            if (pi == 2) {
+                bcl_device_info d;
+                bcl_device_info_get(ctx, &d);
+                ps[2] = (int)d.work_group_multiple;
+            }
+            const int p = ps[pi];
+            if (p < 2 || p % 2 || (pi == 2 && (p == 2 || p == 4)) || (!dbl && pi != 1))
+                continue;
+            for (size_t s = 0; s < nsizes; ++s)
+                for (int vectors = 0; vectors < 2; ++vectors) {
+                    const int n = sizes[s];
+                    /* n = 64 with vectors needs 68 KB of local memory a matrix (SWB) */
+                    if (vectors && n == 64)
+                        continue;
+                    bcl_params prm = {0};
+                    prm.mapping = BCL_MAPPING_SWB;
+                    prm.qr_mapping = BCL_MAPPING_SWB;
+                    prm.work_items_per_problem = p;
+                    prm.qr_work_items = p;
+                    prm.qr_bulges = 2;
+                    prm.specialize = n == 30 ? 1 : 0; /* the unrolled slices of the GPU build */
+                    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &prm));
+                    ref_batch b = make_batch(n, dbl, NULL, 0, 1, 31u * n + 7u * p + vectors);
+                    results r = run(ctx, &b, vectors, BCL_SUCCESS);
+                    char name[64];
+                    snprintf(name, sizeof name, "two bulges, p = %d%s", p,
+                             vectors ? ", vectors" : "");
+                    check(ctx, &b, &r, name);
+                    if (!strstr(bcl_last_kernel(ctx), "(two bulges)"))
+                        fail_msg("%s: not the two-bulge QR kernel: %s", name, bcl_last_kernel(ctx));
+                    free_results(&r);
+                    free_batch(&b);
+                }
+        }
+    bcl_set_params(ctx, NULL);
+    bcl_destroy(ctx);
+}
+
 /* ---- eigenvectors ---- */
 
 static void test_vectors(void **state)
@@ -825,6 +878,22 @@ static void test_bad_arguments(void **state)
     p.qr_mapping = BCL_MAPPING_AUTO;
     p.hess_layout = 9;
     TU_STATUS(ctx, BCL_INVALID_ARGUMENT, bcl_set_params(ctx, &p));
+    p.hess_layout = 0;
+    p.qr_bulges = 3;
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT, bcl_set_params(ctx, &p));
+    assert_non_null(strstr(bcl_last_error(ctx), "qr_bulges"));
+    /* two bulges forced on a QR step that cannot split its work-items */
+    p.qr_bulges = 2;
+    p.qr_mapping = BCL_MAPPING_SWB;
+    p.qr_work_items = 3;
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &p));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dgeev(ctx, n, batch, A, wr, wi, VR, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "qr_bulges = 2"));
+    p.qr_mapping = BCL_MAPPING_MWB;
+    p.qr_work_items = 2;
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &p));
+    BAD(BCL_INVALID_ARGUMENT, bcl_dgeev(ctx, n, batch, A, wr, wi, VR, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "SWB mapping"));
     bcl_set_params(ctx, NULL);
     /* zero sizes: success at once, nothing touched, NULL pointers accepted */
     BAD(BCL_SUCCESS, bcl_dgeev(ctx, 0, batch, NULL, NULL, NULL, NULL, NULL));
@@ -884,7 +953,8 @@ int main(int argc, char **argv)
     const char *group = argc > 1 ? argv[1] : "all";
     const struct CMUnitTest values_d[] = {cmocka_unit_test(test_values_double)};
     const struct CMUnitTest values_s[] = {cmocka_unit_test(test_values_single)};
-    const struct CMUnitTest mappings[] = {cmocka_unit_test(test_mappings)};
+    const struct CMUnitTest mappings[] = {cmocka_unit_test(test_mappings),
+                                          cmocka_unit_test(test_two_bulges)};
     const struct CMUnitTest vectors[] = {cmocka_unit_test(test_vectors)};
     const struct CMUnitTest numerics[] = {cmocka_unit_test(test_scaled_norms),
                                           cmocka_unit_test(test_failure_isolation),
