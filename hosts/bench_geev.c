@@ -195,10 +195,9 @@ static void ran(bcl_context *ctx, const char *step, char *out, size_t cap)
     char map[8] = "?";
     int p = 0;
     if (k && sscanf(k + strlen(step), " %7[A-Z], p = %d", map, &p) == 2) {
-        /* "x2": this step chases two bulges (said before the step's next comma) */
-        const char *two = strstr(k, "(two bulges)"), *comma = strchr(k + strlen(step), ',');
-        const int x2 = two && comma && (comma = strchr(comma + 1, ',')) && two < comma;
-        snprintf(out, cap, "%s%d%s", map, p, x2 ? "x2" : "");
+        /* "x2": this step (up to the next ';') chases two bulges */
+        const char *two = strstr(k, "(two bulges)"), *end = strchr(k, ';');
+        snprintf(out, cap, "%s%d%s", map, p, two && (!end || two < end) ? "x2" : "");
     }
     else
         snprintf(out, cap, "?");

@@ -113,7 +113,7 @@ static bcl_status plan_step(bcl_context *ctx, const char *fn, const geev_plan *p
     memset(st, 0, sizeof *st);
     st->mapping = map;
     st->p = p;
-    st->bulges = which == 1 ? bulges : 1;
+    st->bulges = bulges; /* 1 for the steps other than QR */
     st->lstride = step_lstride(which, map, n, wantz);
     char fixed[48] = "";
     if (specialize > 0)
