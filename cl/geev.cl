@@ -410,10 +410,11 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
     /* Exact-n SWB builds: every work-item of a matrix reads column k into registers (the same
      * addresses, so broadcast reads) and forms the reflector itself, and the updates take v from
      * registers. Against one work-item forming v in local memory, this saves a barrier per
-     * column, the serial scaling loop and two of the five local accesses per updated element (the
-     * step is bound by local-memory traffic). Same operations in the same order: the same bits.
-     * (Also keeping the updated column or row in registers between its dot product and its update
-     * was slower on the H100: n = 30 26.5 ms against 21.1, n = 25 20.4 against 12.7.) */
+     * column, the serial scaling loop and two of the five local accesses per updated element (by
+     * a count of those accesses the old step ran near half of local memory's peak). Same
+     * operations in the same order: the same bits. Slower (H100 or H200, n = 30: 26-28 ms against
+     * 21.1, README): the updated column or row also kept in registers, the rows entered through a
+     * fall-through switch instead of predicated, two columns or rows a work-item as two chains. */
     for (int k = 0; k < n - 2; ++k) {
         SYNC();
         real x[NFIX]; /* x[i] = A(i, k) for i > k + 1, then v(i); 0 elsewhere */
