@@ -728,6 +728,13 @@ typedef struct {
     real sx1, sx2, sx3; /* two bulges: the start vector of the work-item's bulge */
 } qr_state;
 
+/* The step of the sweep's last bulge (the trailing one when there are two): the sweep is over
+ * once it has passed row i - 1. */
+int last_bulge_k(const qr_state *s)
+{
+    return s->k - QR_GAP * (s->nb - 1);
+}
+
 /* What the serial part asks of one round. */
 typedef struct {
     int scan, lo, hi;          /* phase 1: scan kind (ACT_SCAN_*, 0: none) over (lo, hi] */
@@ -1041,7 +1048,7 @@ void qr_plan(qr_state *s, qr_round *r, MEM const real *Hm, ulong gs, __local con
         s->phase = PH_CHASE;
     }
     if (s->phase == PH_CHASE) {
-        if (s->k - QR_GAP * (s->nb - 1) > s->i - 1) {
+        if (last_bulge_k(s) > s->i - 1) {
             /* the sweep is over: next iteration, starting with a deflation scan */
             s->its += 1;
             s->phase = PH_DEFL;
@@ -1217,7 +1224,7 @@ int qr_want(const qr_state *s)
     if (s->phase == PH_DONE)
         return WANT_NONE;
     if (s->phase == PH_START ||
-        (s->phase == PH_CHASE && s->k - QR_GAP * (s->nb - 1) <= s->i - 1))
+        (s->phase == PH_CHASE && last_bulge_k(s) <= s->i - 1))
         return WANT_CHASE;
     return WANT_OTHER;
 }
