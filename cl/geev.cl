@@ -1238,12 +1238,12 @@ int qr_want(const qr_state *s)
 #if defined(NFIX) && (NFIX + PB - 1) / PB <= 8
 #define QR_TRIPS ((NFIX + PB - 1) / PB)
 #endif
-void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
-              int j1, real t1, real v2, real v3)
-{
-    const real t2 = t1 * v2, t3 = t1 * v3;
 #ifdef QR_TRIPS
-    real a0[QR_TRIPS], a1[QR_TRIPS], a2[QR_TRIPS];
+/* The loads of reflect3, apart, so that a sweep step can issue them before its reflector is known
+ * (their latency then overlaps the reflector's square root and division). */
+void trips_load(MEM const real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
+                int j1, real *a0, real *a1, real *a2)
+{
 #pragma unroll
     for (int q = 0; q < QR_TRIPS; ++q) {
         const int j = j0 + q * PB, o = cols ? POFF(j) + k : j;
@@ -1253,17 +1253,42 @@ void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2
             a2[q] = AT(base, o + e2);
         }
     }
+}
+
+/* The updates of reflect3 on loaded triples; nr == 2: pairs (e0, e1), a2 unused. */
+void trips_store(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
+                 int j1, int nr, const real *a0, const real *a1, const real *a2, real t1, real v2,
+                 real v3)
+{
+    const real t2 = t1 * v2, t3 = t1 * v3;
 #pragma unroll
     for (int q = 0; q < QR_TRIPS; ++q) {
         const int j = j0 + q * PB, o = cols ? POFF(j) + k : j;
         if (j <= j1) {
-            const real sum = a0[q] + v2 * a1[q] + v3 * a2[q];
-            AT(base, o + e0) = a0[q] - sum * t1;
-            AT(base, o + e1) = a1[q] - sum * t2;
-            AT(base, o + e2) = a2[q] - sum * t3;
+            if (nr == 3) {
+                const real sum = a0[q] + v2 * a1[q] + v3 * a2[q];
+                AT(base, o + e0) = a0[q] - sum * t1;
+                AT(base, o + e1) = a1[q] - sum * t2;
+                AT(base, o + e2) = a2[q] - sum * t3;
+            } else {
+                const real sum = a0[q] + v2 * a1[q];
+                AT(base, o + e0) = a0[q] - sum * t1;
+                AT(base, o + e1) = a1[q] - sum * t2;
+            }
         }
     }
+}
+#endif
+
+void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
+              int j1, real t1, real v2, real v3)
+{
+#ifdef QR_TRIPS
+    real a0[QR_TRIPS], a1[QR_TRIPS], a2[QR_TRIPS];
+    trips_load(base, gs, cols, k, e0, e1, e2, j0, j1, a0, a1, a2);
+    trips_store(base, gs, cols, k, e0, e1, e2, j0, j1, 3, a0, a1, a2, t1, v2, v3);
 #else
+    const real t2 = t1 * v2, t3 = t1 * v3;
     for (int j = j0; j <= j1; j += PB) {
         const int o = cols ? POFF(j) + k : j;
         const real h0 = AT(base, o + e0), h1 = AT(base, o + e1), h2 = AT(base, o + e2);
@@ -1275,10 +1300,143 @@ void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2
 #endif
 }
 
+/* Sweep step k (reflector of order nr) from the left: rows k..k+nr-1 of columns k+u, k+u+PB, ...
+ * <= c1. */
+void chase_left(MEM real *Hm, ulong gs, int k, int nr, int u, int c1, real t1, real v2, real v3)
+{
+    if (nr == 3) {
+        /* rows k..k+2 of columns k..c1 (column j's row k at POFF(j) + k) */
+        reflect3(Hm, gs, true, k, 0, 1, 2, k + u, c1, t1, v2, v3);
+    } else {
+        const real t2 = t1 * v2;
+        for (int j = k + u; j <= c1; j += PB) {
+            const int o = POFF(j) + k;
+            const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1);
+            const real sum = h0 + v2 * h1;
+            AT(Hm, o) = h0 - sum * t1;
+            AT(Hm, o + 1) = h1 - sum * t2;
+        }
+    }
+}
+
+/* Sweep step k from the right: columns k..k+nr-1 of rows r0+u, r0+u+PB, ... <= r1 of H and of
+ * every row of Z (wantz). */
+void chase_right(MEM real *Hm, MEM real *Zm, ulong gs, int lda, int n, int wantz, int k, int nr,
+                 int u, int r0, int r1, real t1, real v2, real v3)
+{
+    const int o0 = POFF(k), o1 = POFF(k + 1), o2 = POFF(k + 2);
+    if (nr == 3) {
+        reflect3(Hm, gs, false, 0, o0, o1, o2, r0 + u, r1, t1, v2, v3);
+        if (wantz)
+            reflect3(Zm, gs, false, 0, k * lda, (k + 1) * lda, (k + 2) * lda, u, n - 1, t1, v2,
+                     v3);
+    } else {
+        const real t2 = t1 * v2;
+        for (int j = r0 + u; j <= r1; j += PB) {
+            const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j);
+            const real sum = h0 + v2 * h1;
+            AT(Hm, o0 + j) = h0 - sum * t1;
+            AT(Hm, o1 + j) = h1 - sum * t2;
+        }
+        if (wantz)
+            for (int j = u; j < n; j += PB) {
+                const int zo = j + k * lda;
+                const real z0 = AT(Zm, zo), z1 = AT(Zm, zo + lda);
+                const real sum = z0 + v2 * z1;
+                AT(Zm, zo) = z0 - sum * t1;
+                AT(Zm, zo + lda) = z1 - sum * t2;
+            }
+    }
+}
+
+/* With P > 1 and one bulge a sweep, the group's sweep steps run in a loop of their own
+ * (qr_sweeps); the round loop then only takes the other kinds. */
+#if P > 1 && QR_BULGES == 1
+#define QR_SWEEP_LOOP 1
+#else
+#define QR_SWEEP_LOOP 0
+#endif
+
+#if QR_SWEEP_LOOP
+/* The sweep steps of a group, entered once none of its matrices wants another kind of round:
+ * every matrix that wants a step runs its sweep to the end, the others wait. The group's number
+ * of rounds is known at the start (its longest sweep), so the rounds exchange no flags and skip
+ * the state machine, and every sweep's first step (from the start vector) is the loop's first
+ * round. The operations and their order are those of qr_plan's steps. */
+void qr_sweeps(qr_state *s, MEM real *Hm, MEM real *Zm, ulong gs, int lda, int n, int wantt,
+               int wantz, __local const int *res, __local const real *sv,
+               __local int *group_rounds, int u, bool lead, bool group_lead)
+{
+    int steps = 0;
+    if (qr_want(s) == WANT_CHASE) {
+        if (s->phase == PH_START) {
+            s->m = max(res[s->slot], s->l);
+            s->k = s->m;
+            s->phase = PH_CHASE;
+        }
+        steps = s->i - s->k;
+        if (lead)
+            atomic_max(group_rounds, steps);
+    }
+    SYNC();
+    const int rounds = *group_rounds;
+    const int i = s->i, l = s->l, m = s->k;
+    const int c1 = wantt ? n - 1 : i, r0 = wantt ? 0 : l;
+    for (int r = 0; r < rounds; ++r) {
+        const int k = m + r, nr = min(3, i - k + 1);
+        const bool on = r < steps;
+        real tau = 0, v2 = 0, v3 = 0, beta = 0;
+        if (on) {
+#ifdef QR_TRIPS
+            real a0[QR_TRIPS], a1[QR_TRIPS], a2[QR_TRIPS];
+            trips_load(Hm, gs, true, k, 0, 1, 2, k + u, c1, a0, a1, a2);
+#endif
+            real x1, x2, x3;
+            if (r == 0) {
+                x1 = sv[0];
+                x2 = sv[1];
+                x3 = sv[2];
+            } else {
+                x1 = HH(k, k - 1);
+                x2 = HH(k + 1, k - 1);
+                x3 = nr == 3 ? HH(k + 2, k - 1) : 0;
+            }
+            beta = reflector(nr, x1, x2, x3, &tau, &v2, &v3);
+#ifdef QR_TRIPS
+            trips_store(Hm, gs, true, k, 0, 1, 2, k + u, c1, nr, a0, a1, a2, tau, v2, v3);
+#else
+            chase_left(Hm, gs, k, nr, u, c1, tau, v2, v3);
+#endif
+        }
+        SYNC();
+        if (on) {
+            chase_right(Hm, Zm, gs, lda, n, wantz, k, nr, u, r0, min(k + 3, i), tau, v2, v3);
+            if (lead) {
+                if (r > 0) {
+                    HH(k, k - 1) = beta;
+                    HH(k + 1, k - 1) = 0;
+                    if (nr == 3)
+                        HH(k + 2, k - 1) = 0;
+                } else if (m > l) {
+                    /* scale H(m, m-1), which avoids a bug when v2 and v3 underflow (dlahqr) */
+                    HH(k, k - 1) = HH(k, k - 1) * (1 - tau);
+                }
+            }
+        }
+        SYNC();
+    }
+    /* every read of the count came before the loop's first barrier */
+    if (group_lead)
+        *group_rounds = 0;
+    if (steps > 0)
+        s->k = m + steps; /* the sweep is over: qr_plan's next call starts the deflation scan */
+}
+#endif
+
 /* Per-matrix local reals (SWB): H band-packed (lstride covers it), then Z (LDA*n) with
  * GEEV_WANTZ. Beside them, per matrix: the start vector (3 reals: sv) and two scan result slots
  * (ints), then four group flags (which kinds of round the group's matrices want next, for two
- * rounds in turn).
+ * rounds in turn) and the number of rounds of the group's sweeps (qr_sweeps).
  *
  * With P > 1 the matrices of a group take their rounds in step: a round is either sweep steps
  * (every matrix that wants one, the others wait) or the other kinds, and the group stays with
@@ -1332,7 +1490,7 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
         res[1] = -1;
     }
     if (lid == 0)
-        for (int q = 0; q < 4; ++q)
+        for (int q = 0; q < 5; ++q)
             group_flags[q] = 0;
     GROUP_SYNC();
     qr_state st;
@@ -1384,22 +1542,8 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
          * reflector from the left ---- */
         int hit = -1;
         real hv1 = 0, hv2 = 0, hv3 = 0;
-        if (rd.chase) {
-            const int k = rd.k, c1 = rd.c1;
-            const real t1 = rd.tau, v2 = rd.v2;
-            if (rd.nr == 3) {
-                /* rows k..k+2 of columns k..c1 (column j's row k at POFF(j) + k) */
-                reflect3(Hm, gs, true, k, 0, 1, 2, k + u, c1, t1, v2, rd.v3);
-            } else {
-                const real t2 = t1 * v2;
-                for (int j = k + u; j <= c1; j += PB) {
-                    const int o = POFF(j) + k;
-                    const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1);
-                    const real sum = h0 + v2 * h1;
-                    AT(Hm, o) = h0 - sum * t1;
-                    AT(Hm, o + 1) = h1 - sum * t2;
-                }
-            }
+        if (!QR_SWEEP_LOOP && rd.chase) {
+            chase_left(Hm, gs, rd.k, rd.nr, u, rd.c1, rd.tau, rd.v2, rd.v3);
         } else if (rd.scan == ACT_SCAN_DEFL) {
             for (int kk = rd.hi - t; kk > rd.lo; kk -= P)
                 if (defl_test(Hm, gs, kk, rd.hi, smlnum)) {
@@ -1428,31 +1572,10 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
         const int more = busy;
 #endif
         /* ---- phase 2: the reflector from the right and on Z, the serial part's writes ---- */
-        if (rd.chase) {
-            const int k = rd.k, r1 = rd.r1;
-            const real t1 = rd.tau, v2 = rd.v2;
-            const int o0 = POFF(k), o1 = POFF(k + 1), o2 = POFF(k + 2);
-            if (rd.nr == 3) {
-                reflect3(Hm, gs, false, 0, o0, o1, o2, rd.r0 + u, r1, t1, v2, rd.v3);
-                if (wantz)
-                    reflect3(Zm, gs, false, 0, k * lda, (k + 1) * lda, (k + 2) * lda, u, n - 1,
-                             t1, v2, rd.v3);
-            } else {
-                const real t2 = t1 * v2;
-                for (int j = rd.r0 + u; j <= r1; j += PB) {
-                    const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j);
-                    const real sum = h0 + v2 * h1;
-                    AT(Hm, o0 + j) = h0 - sum * t1;
-                    AT(Hm, o1 + j) = h1 - sum * t2;
-                }
-                if (wantz)
-                    for (int j = u; j < n; j += PB) {
-                        const real z0 = ZZ(j, k), z1 = ZZ(j, k + 1);
-                        const real sum = z0 + v2 * z1;
-                        ZZ(j, k) = z0 - sum * t1;
-                        ZZ(j, k + 1) = z1 - sum * t2;
-                    }
-            }
+        if (!QR_SWEEP_LOOP && rd.chase) {
+            const int k = rd.k;
+            const real t1 = rd.tau;
+            chase_right(Hm, Zm, gs, lda, n, wantz, k, rd.nr, u, rd.r0, rd.r1, t1, rd.v2, rd.v3);
             if (bulge_lead) {
                 if (rd.bulge == 1) {
                     HH(k, k - 1) = rd.beta;
@@ -1518,6 +1641,13 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
 #if P > 1
         if (mode == WANT_CHASE ? !any_chase : !any_other)
             mode = mode == WANT_CHASE ? WANT_OTHER : WANT_CHASE;
+#if QR_SWEEP_LOOP
+        if (mode == WANT_CHASE) {
+            qr_sweeps(&st, Hm, Zm, gs, lda, n, wantt, wantz, res, sv, group_flags + 4, u, lead,
+                      lid == 0);
+            mode = WANT_OTHER;
+        }
+#endif
 #endif
     }
     GROUP_SYNC();

@@ -14,7 +14,7 @@
 #define GEEV_WANTZ 2
 #define QR_SLOT_INTS 2  /* per matrix: the two scan result slots */
 #define QR_SLOT_REALS 3 /* per matrix: the start vector */
-#define QR_GROUP_INTS 4 /* per group: which kinds of round its matrices want next, two rounds' worth */
+#define QR_GROUP_INTS 5 /* per group: which kinds of round its matrices want next (two rounds' worth), the rounds of its sweeps */
 #define HESS_INTS_PER_MATRIX 4
 
 /* scratch arrays of a chunk */
