@@ -1232,20 +1232,55 @@ int qr_want(const qr_state *s)
 /* A sweep step's reflector I - t1 (1, v2, v3)^T (1, v2, v3) on the triples (o + e0, o + e1,
  * o + e2) of one work-item's slices j = j0, j0 + PB, ... <= j1: o = POFF(j) + k for the columns of
  * H (cols, the reflector from the left), o = j for the rows of H or Z (from the right, the three
- * columns at e0, e1, e2). With -DNFIX the slices are unrolled and every load is issued before
- * the first store (the compiler keeps them in order: it cannot tell the slices apart), so their
- * latencies overlap. */
-#if defined(NFIX) && (NFIX + PB - 1) / PB <= 8
+ * columns at e0, e1, e2); nr == 2: pairs (o + e0, o + e1). */
+void slices_apply(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
+                  int j1, int nr, real t1, real v2, real v3)
+{
+    const real t2 = t1 * v2, t3 = t1 * v3;
+    for (int j = j0; j <= j1; j += PB) {
+        const int o = cols ? POFF(j) + k : j;
+        const real h0 = AT(base, o + e0), h1 = AT(base, o + e1);
+        if (nr == 3) {
+            const real h2 = AT(base, o + e2);
+            const real sum = h0 + v2 * h1 + v3 * h2;
+            AT(base, o + e0) = h0 - sum * t1;
+            AT(base, o + e1) = h1 - sum * t2;
+            AT(base, o + e2) = h2 - sum * t3;
+        } else {
+            const real sum = h0 + v2 * h1;
+            AT(base, o + e0) = h0 - sum * t1;
+            AT(base, o + e1) = h1 - sum * t2;
+        }
+    }
+}
+
+/* With -DNFIX a work-item's first QR_EAGER slices (QR_TRIPS when it has fewer) are unrolled and
+ * all their loads issued before the first store (the compiler keeps them in order: it cannot
+ * tell the slices apart), so their latencies overlap; the slices after them, which only the
+ * larger active blocks have, go through the plain loop. Unrolled slices past j1 still cost their
+ * (predicated) instructions in every round, and the step is bound by instruction issue more
+ * than by latency: on the H100 (f64, 500 000 matrices, the table's p) one eager slice beat none,
+ * two, three and all of them (QR at n = 30: 91.4 ms against 92.2, 96.8, 99.2, 96.3; n = 25: 57.1
+ * against 58.9, 63.4, 73.2, 71.0). */
+#ifndef QR_EAGER
+#define QR_EAGER 1
+#endif
+#if defined(NFIX) && (NFIX + PB - 1) / PB <= 8 && QR_EAGER > 0
 #define QR_TRIPS ((NFIX + PB - 1) / PB)
+#if QR_EAGER < QR_TRIPS
+#define QR_EAGER_TRIPS QR_EAGER
+#else
+#define QR_EAGER_TRIPS QR_TRIPS
+#endif
 #endif
 #ifdef QR_TRIPS
-/* The loads of reflect3, apart, so that a sweep step can issue them before its reflector is known
- * (their latency then overlaps the reflector's square root and division). */
+/* The loads of the unrolled slices, apart, so that a sweep step can issue them before its
+ * reflector is known (their latency then overlaps the reflector's square root and division). */
 void trips_load(MEM const real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
                 int j1, real *a0, real *a1, real *a2)
 {
 #pragma unroll
-    for (int q = 0; q < QR_TRIPS; ++q) {
+    for (int q = 0; q < QR_EAGER_TRIPS; ++q) {
         const int j = j0 + q * PB, o = cols ? POFF(j) + k : j;
         if (j <= j1) {
             a0[q] = AT(base, o + e0);
@@ -1255,14 +1290,15 @@ void trips_load(MEM const real *base, ulong gs, bool cols, int k, int e0, int e1
     }
 }
 
-/* The updates of reflect3 on loaded triples; nr == 2: pairs (e0, e1), a2 unused. */
+/* The updates of the unrolled slices on their loaded triples (nr == 2: pairs, a2 unused), then
+ * the plain loop over the slices after them. */
 void trips_store(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
                  int j1, int nr, const real *a0, const real *a1, const real *a2, real t1, real v2,
                  real v3)
 {
     const real t2 = t1 * v2, t3 = t1 * v3;
 #pragma unroll
-    for (int q = 0; q < QR_TRIPS; ++q) {
+    for (int q = 0; q < QR_EAGER_TRIPS; ++q) {
         const int j = j0 + q * PB, o = cols ? POFF(j) + k : j;
         if (j <= j1) {
             if (nr == 3) {
@@ -1277,6 +1313,9 @@ void trips_store(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int
             }
         }
     }
+#if QR_EAGER_TRIPS < QR_TRIPS
+    slices_apply(base, gs, cols, k, e0, e1, e2, j0 + QR_EAGER_TRIPS * PB, j1, nr, t1, v2, v3);
+#endif
 }
 #endif
 
@@ -1284,19 +1323,11 @@ void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2
               int j1, real t1, real v2, real v3)
 {
 #ifdef QR_TRIPS
-    real a0[QR_TRIPS], a1[QR_TRIPS], a2[QR_TRIPS];
+    real a0[QR_EAGER_TRIPS], a1[QR_EAGER_TRIPS], a2[QR_EAGER_TRIPS];
     trips_load(base, gs, cols, k, e0, e1, e2, j0, j1, a0, a1, a2);
     trips_store(base, gs, cols, k, e0, e1, e2, j0, j1, 3, a0, a1, a2, t1, v2, v3);
 #else
-    const real t2 = t1 * v2, t3 = t1 * v3;
-    for (int j = j0; j <= j1; j += PB) {
-        const int o = cols ? POFF(j) + k : j;
-        const real h0 = AT(base, o + e0), h1 = AT(base, o + e1), h2 = AT(base, o + e2);
-        const real sum = h0 + v2 * h1 + v3 * h2;
-        AT(base, o + e0) = h0 - sum * t1;
-        AT(base, o + e1) = h1 - sum * t2;
-        AT(base, o + e2) = h2 - sum * t3;
-    }
+    slices_apply(base, gs, cols, k, e0, e1, e2, j0, j1, 3, t1, v2, v3);
 #endif
 }
 
@@ -1304,19 +1335,11 @@ void reflect3(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2
  * <= c1. */
 void chase_left(MEM real *Hm, ulong gs, int k, int nr, int u, int c1, real t1, real v2, real v3)
 {
-    if (nr == 3) {
-        /* rows k..k+2 of columns k..c1 (column j's row k at POFF(j) + k) */
+    /* rows k..k+nr-1 of columns k..c1 (column j's row k at POFF(j) + k) */
+    if (nr == 3)
         reflect3(Hm, gs, true, k, 0, 1, 2, k + u, c1, t1, v2, v3);
-    } else {
-        const real t2 = t1 * v2;
-        for (int j = k + u; j <= c1; j += PB) {
-            const int o = POFF(j) + k;
-            const real h0 = AT(Hm, o), h1 = AT(Hm, o + 1);
-            const real sum = h0 + v2 * h1;
-            AT(Hm, o) = h0 - sum * t1;
-            AT(Hm, o + 1) = h1 - sum * t2;
-        }
-    }
+    else
+        slices_apply(Hm, gs, true, k, 0, 1, 2, k + u, c1, 2, t1, v2, v3);
 }
 
 /* Sweep step k from the right: columns k..k+nr-1 of rows r0+u, r0+u+PB, ... <= r1 of H and of
@@ -1331,21 +1354,9 @@ void chase_right(MEM real *Hm, MEM real *Zm, ulong gs, int lda, int n, int wantz
             reflect3(Zm, gs, false, 0, k * lda, (k + 1) * lda, (k + 2) * lda, u, n - 1, t1, v2,
                      v3);
     } else {
-        const real t2 = t1 * v2;
-        for (int j = r0 + u; j <= r1; j += PB) {
-            const real h0 = AT(Hm, o0 + j), h1 = AT(Hm, o1 + j);
-            const real sum = h0 + v2 * h1;
-            AT(Hm, o0 + j) = h0 - sum * t1;
-            AT(Hm, o1 + j) = h1 - sum * t2;
-        }
+        slices_apply(Hm, gs, false, 0, o0, o1, o2, r0 + u, r1, 2, t1, v2, v3);
         if (wantz)
-            for (int j = u; j < n; j += PB) {
-                const int zo = j + k * lda;
-                const real z0 = AT(Zm, zo), z1 = AT(Zm, zo + lda);
-                const real sum = z0 + v2 * z1;
-                AT(Zm, zo) = z0 - sum * t1;
-                AT(Zm, zo + lda) = z1 - sum * t2;
-            }
+            slices_apply(Zm, gs, false, 0, k * lda, (k + 1) * lda, 0, u, n - 1, 2, t1, v2, v3);
     }
 }
 
@@ -1388,7 +1399,7 @@ void qr_sweeps(qr_state *s, MEM real *Hm, MEM real *Zm, ulong gs, int lda, int n
         real tau = 0, v2 = 0, v3 = 0, beta = 0;
         if (on) {
 #ifdef QR_TRIPS
-            real a0[QR_TRIPS], a1[QR_TRIPS], a2[QR_TRIPS];
+            real a0[QR_EAGER_TRIPS], a1[QR_EAGER_TRIPS], a2[QR_EAGER_TRIPS];
             trips_load(Hm, gs, true, k, 0, 1, 2, k + u, c1, a0, a1, a2);
 #endif
             real x1, x2, x3;
