@@ -1258,10 +1258,9 @@ void slices_apply(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, in
  * all their loads issued before the first store (the compiler keeps them in order: it cannot
  * tell the slices apart), so their latencies overlap; the slices after them, which only the
  * larger active blocks have, go through the plain loop. Unrolled slices past j1 still cost their
- * (predicated) instructions in every round, and the step is bound by instruction issue more
- * than by latency: on the H100 (f64, 500 000 matrices, the table's p) one eager slice beat none,
- * two, three and all of them (QR at n = 30: 91.4 ms against 92.2, 96.8, 99.2, 96.3; n = 25: 57.1
- * against 58.9, 63.4, 73.2, 71.0). */
+ * (predicated) instructions in every round: on the H100 (f64, 500 000 matrices, the table's p)
+ * one unrolled slice beat none, two, three and all of them (QR at n = 30: 91.4 ms against 92.2,
+ * 96.8, 99.2, 96.3; n = 25: 57.1 against 58.9, 63.4, 73.2, 71.0). */
 #ifndef QR_EAGER
 #define QR_EAGER 1
 #endif
