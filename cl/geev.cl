@@ -1390,7 +1390,8 @@ void qr_sweeps(qr_state *s, MEM real *Hm, MEM real *Zm, ulong gs, int lda, int n
     }
     SYNC();
     const int rounds = *group_rounds;
-    const int i = s->i, l = s->l, m = s->k;
+    /* a sweep only starts here (PH_START above), so k == m and round 0 is its first step */
+    const int i = s->i, l = s->l, m = s->m;
     const int c1 = wantt ? n - 1 : i, r0 = wantt ? 0 : l;
     for (int r = 0; r < rounds; ++r) {
         const int k = m + r, nr = min(3, i - k + 1);
@@ -1506,6 +1507,11 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
     qr_state st;
     st.phase = PH_DONE;
     st.info = 0;
+    /* defined for every work-item: qr_sweeps reads them before it knows whether a matrix sweeps */
+    st.i = -1;
+    st.l = 0;
+    st.m = 0;
+    st.k = 0;
     st.nb = 1;
     if (mine) {
         st.unscale = AT(Hm, per - 1);
