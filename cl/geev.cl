@@ -1359,6 +1359,21 @@ void chase_right(MEM real *Hm, MEM real *Zm, ulong gs, int lda, int n, int wantz
     }
 }
 
+/* Sweep step k's write into column k-1 (by one work-item of the bulge): bulge 1 (a step after
+ * the first) puts (beta, 0, 0) in rows k..k+nr-1; bulge 2 (the first step, m > l) scales
+ * H(m, m-1) by 1 - tau, which avoids a bug when v2 and v3 underflow (dlahqr); 0: nothing. */
+void chase_bulge_write(MEM real *Hm, ulong gs, int k, int nr, int bulge, real beta, real tau)
+{
+    if (bulge == 1) {
+        HH(k, k - 1) = beta;
+        HH(k + 1, k - 1) = 0;
+        if (nr == 3)
+            HH(k + 2, k - 1) = 0;
+    } else if (bulge == 2) {
+        HH(k, k - 1) = HH(k, k - 1) * (1 - tau);
+    }
+}
+
 /* With P > 1 and one bulge a sweep, the group's sweep steps run in a loop of their own
  * (qr_sweeps); the round loop then only takes the other kinds. */
 #if P > 1 && QR_BULGES == 1
@@ -1422,17 +1437,8 @@ void qr_sweeps(qr_state *s, MEM real *Hm, MEM real *Zm, ulong gs, int lda, int n
         SYNC();
         if (on) {
             chase_right(Hm, Zm, gs, lda, n, wantz, k, nr, u, r0, min(k + 3, i), tau, v2, v3);
-            if (lead) {
-                if (r > 0) {
-                    HH(k, k - 1) = beta;
-                    HH(k + 1, k - 1) = 0;
-                    if (nr == 3)
-                        HH(k + 2, k - 1) = 0;
-                } else if (m > l) {
-                    /* scale H(m, m-1), which avoids a bug when v2 and v3 underflow (dlahqr) */
-                    HH(k, k - 1) = HH(k, k - 1) * (1 - tau);
-                }
-            }
+            if (lead)
+                chase_bulge_write(Hm, gs, k, nr, r > 0 ? 1 : m > l ? 2 : 0, beta, tau);
         }
         SYNC();
     }
@@ -1592,16 +1598,8 @@ __kernel void geev_qr(__global real *H, ulong offH, int layH, ulong strideH,
             const int k = rd.k;
             const real t1 = rd.tau;
             chase_right(Hm, Zm, gs, lda, n, wantz, k, rd.nr, u, rd.r0, rd.r1, t1, rd.v2, rd.v3);
-            if (bulge_lead) {
-                if (rd.bulge == 1) {
-                    HH(k, k - 1) = rd.beta;
-                    HH(k + 1, k - 1) = 0;
-                    if (rd.nr == 3)
-                        HH(k + 2, k - 1) = 0;
-                } else if (rd.bulge == 2) {
-                    HH(k, k - 1) = HH(k, k - 1) * (1 - t1);
-                }
-            }
+            if (bulge_lead)
+                chase_bulge_write(Hm, gs, k, rd.nr, rd.bulge, rd.beta, t1);
         } else if (rd.scan) {
             /* the other slot is free again: every read of it came before the last barrier */
             if (lead)
