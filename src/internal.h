@@ -3,6 +3,7 @@
 #define BATCHCL_INTERNAL_H
 
 #include "batchcl.h"
+#include "gemm_params.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -85,6 +86,9 @@ typedef struct bcl_tuning_file {
     int same_setup; /* tuned with this driver and as many compute units: its models apply */
     bcl_tuned_entry *entries;
     size_t count;
+    /* "clblast": tuned parameters of clBLAST's direct GEMM, per precision (0: s, 1: d) */
+    int has_gemm_direct[2];
+    size_t gemm_direct[2][GEMM_DIRECT_PARAMS];
 } bcl_tuning_file;
 
 #define BCL_SCRATCH_ARRAYS 9
@@ -107,7 +111,7 @@ struct bcl_context {
     bcl_slot slot[BCL_MAX_QUEUES];
     int staging;        /* stage pageable host memory through pinned buffers */
     int zero_copy;      /* wrap host arrays instead of copying (devices sharing host memory) */
-    char last_kernel[512];
+    char last_kernel[1024];
     /* device-only working arrays of device-buffer calls (host-pointer calls get theirs from the
      * pipeline), kept between calls */
     cl_mem scratch[BCL_SCRATCH_ARRAYS];
@@ -131,6 +135,11 @@ struct bcl_context {
     } pcyclic_model[8];
     int pcyclic_models; /* cleared when the tuning files are read again */
     int pcyclic_no_shuffle; /* the device's compiler refused the panel kernel's inline PTX */
+    /* clBLAST's direct GEMM parameters handed to clBLAST by this context, per precision: 0 not
+     * yet, 1 from a tuning file, -1 clBLAST's own (none for this device, refused, or
+     * BATCHCL_CLBLAST_TUNED=0); gemm_note says which and why */
+    int gemm_direct_state[2];
+    char gemm_note[2][200];
 };
 
 /* Record an explanation for ctx (or for the thread when ctx is NULL) and return status. */

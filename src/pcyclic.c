@@ -16,6 +16,7 @@
 #ifdef BCL_HAVE_CLBLAST
 #include <clblast_c.h>
 #include <lapacke.h>
+#include <pthread.h>
 /* Fortran BLAS (OpenBLAS): the host side of the panels */
 void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
             const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
@@ -1110,6 +1111,76 @@ static void bsofi_release(bsofi *w)
     free(w->Rd);
 }
 
+/* Hand clBLAST the direct GEMM parameters measured for this device (src/gemm_params.h): the
+ * first tuning file for exactly this device with a set for the precision. clBLAST keeps such a
+ * set for the device and precision in the whole process (CLBlastOverrideParameters) and builds
+ * its GEMM again after each new one, so a set is handed over once per process. Nothing here is
+ * an error: without a usable set clBLAST keeps its own parameters, and the plan line says why. */
+static void gemm_params_apply(bcl_context *ctx, int dbl)
+{
+    if (ctx->gemm_direct_state[dbl])
+        return;
+    char *note = ctx->gemm_note[dbl];
+    const size_t cap = sizeof ctx->gemm_note[dbl];
+    ctx->gemm_direct_state[dbl] = -1;
+    const char *env = getenv("BATCHCL_CLBLAST_TUNED");
+    if (env && !atoi(env)) {
+        snprintf(note, cap, "clBLAST's own parameters (BATCHCL_CLBLAST_TUNED=0)");
+        return;
+    }
+    const bcl_tuning_file *f = ctx->tuning;
+    while (f && f->level == BCL_TUNING_EXACT && !f->has_gemm_direct[dbl])
+        f = f->next;
+    if (!f || f->level != BCL_TUNING_EXACT) {
+        snprintf(note, cap, "clBLAST's own parameters (no tuned set for this device)");
+        return;
+    }
+    const size_t *v = f->gemm_direct[dbl];
+    char why[160];
+    if (!gemm_direct_valid(v, dbl ? 8 : 4, ctx->dev.local_mem_bytes, ctx->dev.max_work_group_size,
+                           why, sizeof why)) {
+        snprintf(note, cap, "clBLAST's own parameters (the tuned set does not fit: %.100s)", why);
+        return;
+    }
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static struct {
+        cl_device_id dev;
+        int dbl;
+        size_t v[GEMM_DIRECT_PARAMS];
+    } given[8];
+    static int ngiven;
+    pthread_mutex_lock(&lock);
+    int slot = 0;
+    while (slot < ngiven && (given[slot].dev != ctx->device || given[slot].dbl != dbl))
+        ++slot;
+    CLBlastStatusCode st = CLBlastSuccess;
+    if (slot == ngiven || memcmp(given[slot].v, v, sizeof given[slot].v)) {
+        const char *names[GEMM_DIRECT_PARAMS];
+        for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i)
+            names[i] = gemm_direct_name(i);
+        st = CLBlastOverrideParameters(ctx->device, "XgemmDirect",
+                                       dbl ? CLBlastPrecisionDouble : CLBlastPrecisionSingle,
+                                       GEMM_DIRECT_PARAMS, names, v);
+        if (st == CLBlastSuccess && slot < 8) {
+            given[slot].dev = ctx->device;
+            given[slot].dbl = dbl;
+            memcpy(given[slot].v, v, sizeof given[slot].v);
+            ngiven += slot == ngiven;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (st != CLBlastSuccess) {
+        snprintf(note, cap, "clBLAST's own parameters (clBLAST refused the tuned set: %s)",
+                 clblast_status_name(st));
+        return;
+    }
+    ctx->gemm_direct_state[dbl] = 1;
+    snprintf(note, cap,
+             "direct GEMM tuned for this device (WGD %zu, MDIMCD %zu, NDIMCD %zu, MDIMAD %zu, "
+             "NDIMBD %zu, KWID %zu, VWMD %zu, VWND %zu, PADA %zu, PADB %zu)",
+             v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+}
+
 static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, int p,
                              int dev_panels, bsofi *w)
 {
@@ -1128,6 +1199,7 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     w->q = ctx->queue[0];
     const char *fail = getenv("BATCHCL_CLBLAST_FAIL");
     w->force_fail = fail && atoi(fail) != 0;
+    gemm_params_apply(ctx, dbl);
     const size_t nn = w->nn, N = (size_t)w->N, P = (size_t)p;
     if (N * N * w->es > ctx->dev.max_alloc_bytes)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
@@ -1431,6 +1503,13 @@ static void describe_time(bsofi *w, double wall_s, size_t batch)
     }
 }
 
+static void append_gemm_note(bsofi *w)
+{
+    const size_t len = strlen(w->ctx->last_kernel);
+    snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len, "; clBLAST GEMM: %s",
+             w->ctx->gemm_note[w->dbl]);
+}
+
 /* j_F and the plan line: method 1 from the model; method 3 inverts by rows unless told otherwise
  * (one queue: the column version would not overlap the factorization, and its GEMMs are
  * narrower) */
@@ -1442,6 +1521,7 @@ static void plan_columns(bsofi *w)
         const struct bcl_pcyclic_model_in_use *u = model_for(w);
         w->jF = choose_jF(w, &u->m, prm.pcyclic_cv_columns);
         describe_plan(w, u);
+        append_gemm_note(w);
         return;
     }
     const int forced = prm.pcyclic_cv_columns;
@@ -1455,6 +1535,7 @@ static void plan_columns(bsofi *w)
              : w->panel_shuffle ? "in registers, warp shuffles"
                                 : "in registers, warp sums in local memory",
              w->jF, w->p);
+    append_gemm_note(w);
 }
 
 static void to_double(const void *src, int dbl, size_t count, double *dst)

@@ -148,6 +148,72 @@ static int parse_model(const cJSON *obj, bcl_pcyclic_model *m, char *why, size_t
     return 1;
 }
 
+/* A file's "clblast" object: per precision ("s", "d") the parameters of clBLAST's direct GEMM
+ * ("XgemmDirect": all ten, a set clBLAST can build) and what the tuner measured (numbers and
+ * strings, read by people only). The device's own limits are checked when the set is used. */
+static int parse_clblast(const cJSON *obj, bcl_tuning_file *file, char *why, size_t whylen)
+{
+    if (!cJSON_IsObject(obj)) {
+        snprintf(why, whylen, "\"clblast\" is not an object");
+        return 0;
+    }
+    for (const cJSON *prec = obj->child; prec; prec = prec->next) {
+        const int dbl = !strcmp(prec->string, "d");
+        if ((!dbl && strcmp(prec->string, "s")) || !cJSON_IsObject(prec)) {
+            snprintf(why, whylen, "\"clblast\": \"%s\" is not a precision (\"s\" or \"d\") "
+                     "holding an object", prec->string);
+            return 0;
+        }
+        if (file->has_gemm_direct[dbl]) {
+            snprintf(why, whylen, "\"clblast\" repeats \"%s\"", prec->string);
+            return 0;
+        }
+        const cJSON *set = cJSON_GetObjectItemCaseSensitive(prec, "XgemmDirect");
+        if (!cJSON_IsObject(set)) {
+            snprintf(why, whylen, "\"clblast\": \"%s\" needs an object \"XgemmDirect\"",
+                     prec->string);
+            return 0;
+        }
+        size_t v[GEMM_DIRECT_PARAMS];
+        int seen = 0;
+        for (const cJSON *item = set->child; item; item = item->next, ++seen) {
+            int i = 0;
+            while (i < GEMM_DIRECT_PARAMS && strcmp(item->string, gemm_direct_name(i)))
+                ++i;
+            if (i == GEMM_DIRECT_PARAMS || !is_integer(item) || item->valuedouble < 0 ||
+                item->valuedouble > 1024) {
+                snprintf(why, whylen,
+                         "\"clblast\": \"%s\": \"%s\" is not one of XgemmDirect's parameters "
+                         "with an integer value",
+                         prec->string, item->string);
+                return 0;
+            }
+            v[i] = (size_t)item->valuedouble;
+        }
+        char detail[200];
+        if (seen != GEMM_DIRECT_PARAMS) {
+            snprintf(why, whylen,
+                     "\"clblast\": \"%s\": XgemmDirect needs each of its %d parameters once",
+                     prec->string, GEMM_DIRECT_PARAMS);
+            return 0;
+        }
+        for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i) { /* one of each, so every one is set */
+            if (!cJSON_GetObjectItemCaseSensitive(set, gemm_direct_name(i))) {
+                snprintf(why, whylen, "\"clblast\": \"%s\": XgemmDirect lacks %s", prec->string,
+                         gemm_direct_name(i));
+                return 0;
+            }
+        }
+        if (!gemm_direct_valid(v, dbl ? 8 : 4, (size_t)-1, (size_t)-1, detail, sizeof detail)) {
+            snprintf(why, whylen, "\"clblast\": \"%s\": %s", prec->string, detail);
+            return 0;
+        }
+        memcpy(file->gemm_direct[dbl], v, sizeof v);
+        file->has_gemm_direct[dbl] = 1;
+    }
+    return 1;
+}
+
 /* The device type as the files spell it. */
 static const char *device_type_key(const bcl_context *ctx)
 {
@@ -273,6 +339,9 @@ static bcl_tuning_file *parse_file(const bcl_context *ctx, const char *path, cha
         t->default_throughput = cJSON_IsNumber(dp) ? dp->valuedouble : 0;
         file->count++;
     }
+    const cJSON *gemm = cJSON_GetObjectItemCaseSensitive(root, "clblast");
+    if (gemm && !parse_clblast(gemm, file, why, whylen))
+        goto fail;
     goto done;
 fail:
     if (file) {
@@ -371,6 +440,7 @@ void bcl_tuning_load(bcl_context *ctx)
 {
     bcl_tuning_release(ctx);
     ctx->pcyclic_models = 0; /* models taken from the previous files */
+    ctx->gemm_direct_state[0] = ctx->gemm_direct_state[1] = 0;
     char *path = ctx->tuning_path_set ? strdup(ctx->tuning_path ? ctx->tuning_path : "")
                                       : bcl_data_search_path("BATCHCL_TUNING_DIR", "tuning",
                                                              BCL_INSTALL_TUNING_DIR,

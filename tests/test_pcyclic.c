@@ -471,7 +471,7 @@ static int clear_hooks(void **state)
     (void)state;
     static const char *const hooks[] = {"BATCHCL_CLBLAST_FAIL", "BATCHCL_PCYCLIC_CALIBRATE",
                                         "BATCHCL_PCYCLIC_NB", "BATCHCL_PCYCLIC_SPLIT_ROWS",
-                                        "BATCHCL_PCYCLIC_PANEL"};
+                                        "BATCHCL_PCYCLIC_PANEL", "BATCHCL_CLBLAST_TUNED"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
@@ -482,10 +482,9 @@ static int clear_hooks(void **state)
     return 0;
 }
 
-/* A tuning file for this device (tuned with `driver`) holding one pcyclic entry (double, n) with
- * the model's constants */
-static void write_model_file(bcl_context *ctx, const char *dir, const bcl_device_info *d,
-                             const char *driver, int n, double host_step_s)
+/* dir/model.json, opened for writing (clear_hooks removes it); *type_key: the device's type as
+ * the tuning files spell it */
+static FILE *open_tuning_file(bcl_context *ctx, const char *dir, const char **type_key)
 {
     char path[700];
     snprintf(path, sizeof path, "%s/model.json", dir);
@@ -493,17 +492,27 @@ static void write_model_file(bcl_context *ctx, const char *dir, const bcl_device
     assert_non_null(f);
     cl_device_type type = 0;
     clGetDeviceInfo(bcl_cl_device(ctx), CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    *type_key = type & CL_DEVICE_TYPE_GPU   ? "GPU"
+                : type & CL_DEVICE_TYPE_CPU ? "CPU"
+                                            : "ACCELERATOR";
+    return f;
+}
+
+/* A tuning file for this device (tuned with `driver`) holding one pcyclic entry (double, n) with
+ * the model's constants */
+static void write_model_file(bcl_context *ctx, const char *dir, const bcl_device_info *d,
+                             const char *driver, int n, double host_step_s)
+{
+    const char *type;
+    FILE *f = open_tuning_file(ctx, dir, &type);
     fprintf(f,
             "{\"format\": \"batchcl-tuning\", \"version\": 1, \"device\": {\"name\": \"%s\", "
             "\"vendor\": \"%s\", \"type\": \"%s\", \"architecture\": \"%s\", \"driver\": "
             "\"%s\", \"compute_units\": %u}, \"entries\": [{\"routine\": \"pcyclic\", "
             "\"precision\": \"d\", \"n\": %d, \"params\": {}, \"model\": {\"host_step_s\": %g, "
             "\"dev_gemm_flops\": 2e9, \"dev_gemm_call_s\": 1e-5}}]}\n",
-            d->name, d->vendor,
-            type & CL_DEVICE_TYPE_GPU   ? "GPU"
-            : type & CL_DEVICE_TYPE_CPU ? "CPU"
-                                        : "ACCELERATOR",
-            d->architecture, driver, (unsigned)d->compute_units, n, host_step_s);
+            d->name, d->vendor, type, d->architecture, driver, (unsigned)d->compute_units, n,
+            host_step_s);
     fclose(f);
 }
 
@@ -677,6 +686,51 @@ static void test_bad_arguments(void **state)
 #undef BAD
 }
 
+/* A tuning file's set of clBLAST direct GEMM parameters (as batchcl-tune writes one): handed to
+ * clBLAST before the double inversion's GEMMs, which stay right; the float inversion finds no
+ * set of its own; BATCHCL_CLBLAST_TUNED=0 leaves clBLAST's parameters alone. */
+static void test_tuned_gemm(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    bcl_device_info d;
+    bcl_device_info_get(ctx, &d);
+    if (!bcl_pcyclic_has_clblast() || !d.has_fp64) {
+        bcl_destroy(ctx);
+        skip();
+    }
+    char dir[256];
+    model_dir(dir, sizeof dir);
+    mkdir(dir, 0777);
+    const char *type;
+    FILE *f = open_tuning_file(ctx, dir, &type);
+    fprintf(f,
+            "{\"format\": \"batchcl-tuning\", \"version\": 1, \"device\": {\"name\": \"%s\", "
+            "\"vendor\": \"%s\", \"type\": \"%s\"}, \"entries\": [], \"clblast\": {\"d\": "
+            "{\"XgemmDirect\": {\"WGD\": 16, \"MDIMCD\": 8, \"NDIMCD\": 8, \"MDIMAD\": 8, "
+            "\"NDIMBD\": 16, \"KWID\": 2, \"VWMD\": 1, \"VWND\": 1, \"PADA\": 0, \"PADB\": 1}}}}\n",
+            d.name, d.vendor, type);
+    fclose(f);
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
+    if (strstr(bcl_tuning_report(ctx), "skipped"))
+        fail_msg("the file was refused: %s", bcl_tuning_report(ctx));
+    use_method(ctx, 3, 0);
+    check_batch(ctx, 1, 0, 0, 17, 3, 2, "tuned clBLAST GEMM");
+    const char *want = "clBLAST GEMM: direct GEMM tuned for this device (WGD 16, MDIMCD 8, "
+                       "NDIMCD 8, MDIMAD 8, NDIMBD 16, KWID 2, VWMD 1, VWND 1, PADA 0, PADB 1)";
+    if (!strstr(bcl_last_kernel(ctx), want))
+        fail_msg("expected \"%s\" in: %s", want, bcl_last_kernel(ctx));
+    check_batch(ctx, 0, 0, 0, 17, 3, 1, "float beside a tuned double set");
+    if (!strstr(bcl_last_kernel(ctx), "clBLAST's own parameters (no tuned set for this device)"))
+        fail_msg("float: expected clBLAST's own parameters in: %s", bcl_last_kernel(ctx));
+    setenv("BATCHCL_CLBLAST_TUNED", "0", 1);
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir)); /* read again: asked anew */
+    check_batch(ctx, 1, 0, 0, 8, 2, 1, "BATCHCL_CLBLAST_TUNED=0");
+    if (!strstr(bcl_last_kernel(ctx), "clBLAST's own parameters (BATCHCL_CLBLAST_TUNED=0)"))
+        fail_msg("expected the opt-out in: %s", bcl_last_kernel(ctx));
+    bcl_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     const char *group = argc > 1 ? argv[1] : "all";
@@ -691,7 +745,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest api[] = {HOOKED_TEST(test_bad_arguments),
                                      HOOKED_TEST(test_clblast_failure),
                                      HOOKED_TEST(test_model),
-                                     HOOKED_TEST(test_device_buffers)};
+                                     HOOKED_TEST(test_device_buffers),
+                                     HOOKED_TEST(test_tuned_gemm)};
     int failed = 0, all = !strcmp(group, "all");
     if (all || !strcmp(group, "api"))
         failed += cmocka_run_group_tests_name("pcyclic api", api, NULL, NULL);

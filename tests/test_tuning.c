@@ -306,6 +306,37 @@ static void test_bad_files(void **state)
         snprintf(name, sizeof name, "e-entry-%zu.json", i);
         write_db(dir, name, d.name, d.vendor, type_of(&d), d.architecture, bad_entries[i]);
     }
+    /* "clblast": clBLAST's direct GEMM parameters (src/gemm_params.h) */
+    const char *bad_gemm[] = {
+        "[]",
+        "{\"q\": {}}",
+        "{\"d\": {\"seconds\": 1}}",
+        "{\"d\": {\"XgemmDirect\": {\"WGX\": 32}}}",
+        "{\"d\": {\"XgemmDirect\": {\"WGD\": 32, \"MDIMCD\": 8}}}",
+        "{\"d\": {\"XgemmDirect\": {\"WGD\": 24, \"MDIMCD\": 8, \"NDIMCD\": 8, \"MDIMAD\": 8, "
+        "\"NDIMBD\": 8, \"KWID\": 2, \"VWMD\": 1, \"VWND\": 1, \"PADA\": 1, \"PADB\": 1}}}",
+        "{\"d\": {\"XgemmDirect\": {\"WGD\": 32, \"MDIMCD\": 8, \"NDIMCD\": 8, \"MDIMAD\": 8, "
+        "\"NDIMBD\": 8, \"KWID\": 2, \"VWMD\": 8, \"VWND\": 1, \"PADA\": 1, \"PADB\": 1}}}",
+        "{\"d\": {\"XgemmDirect\": {\"WGD\": 32, \"MDIMCD\": 8, \"NDIMCD\": 8, \"MDIMAD\": 8, "
+        "\"NDIMBD\": 8, \"KWID\": 2, \"VWMD\": 1, \"VWND\": 1, \"PADA\": 1, \"PADB\": 2}}}",
+    };
+    const char *gemm_reasons[] = {"\"clblast\" is not an object",
+                                  "\"q\" is not a precision",
+                                  "needs an object \"XgemmDirect\"",
+                                  "\"WGX\" is not one of XgemmDirect's parameters",
+                                  "XgemmDirect needs each of its 10 parameters once",
+                                  "WGD = 24: expected a power of two",
+                                  "WGD = 32 is not a multiple of",
+                                  "PADB = 2: expected a value from 0 to 1"};
+    for (size_t i = 0; i < sizeof bad_gemm / sizeof *bad_gemm; ++i) {
+        char text[2048];
+        snprintf(name, sizeof name, "f-gemm-%zu.json", i);
+        snprintf(text, sizeof text,
+                 "{\"format\": \"batchcl-tuning\", \"version\": 1, \"device\": {\"name\": \"%s\", "
+                 "\"vendor\": \"%s\", \"type\": \"%s\"}, \"entries\": [], \"clblast\": %s}",
+                 d.name, d.vendor, type_of(&d), bad_gemm[i]);
+        write_text(dir, name, text);
+    }
     write_db(dir, "z-good.json", d.name, d.vendor, type_of(&d), d.architecture,
              "{\"routine\":\"geev\",\"precision\":\"s\",\"n\":12,\"params\":{\"problems_per_group\":4}}");
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
@@ -316,6 +347,10 @@ static void test_bad_files(void **state)
     for (size_t i = 0; i < sizeof bad_entries / sizeof *bad_entries; ++i) {
         snprintf(name, sizeof name, "e-entry-%zu.json", i);
         expect_skipped(ctx, dir, name, reasons[i]);
+    }
+    for (size_t i = 0; i < sizeof bad_gemm / sizeof *bad_gemm; ++i) {
+        snprintf(name, sizeof name, "f-gemm-%zu.json", i);
+        expect_skipped(ctx, dir, name, gemm_reasons[i]);
     }
     /* nothing of the skipped files is used; the good one is */
     bcl_tuning_choice c = query(ctx, "ldlt", 0, 8);
@@ -475,6 +510,22 @@ static cJSON *read_json(const char *path, char *text, size_t cap)
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
     return root;
+}
+
+/* An 8 x 8, p = 3 inversion in double with the context's parameters, checked against the
+ * assembled H (scaled residual). */
+static void invert_small(bcl_context *ctx)
+{
+    const int n = 8, blocks = 3 * 8 * 8;
+    double A[3 * 64], B[3 * 64], X[24 * 24];
+    int info = -1;
+    for (int i = 0; i < blocks; ++i) {
+        A[i] = (i % 8 == i / 8 % 8 ? 3 : 0) + 0.01 * (i % 7);
+        B[i] = 0.1 * ((i * 5) % 11) - 0.5;
+    }
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_dpcyclic_inv(ctx, n, 3, 1, A, B, X, &info));
+    assert_int_equal(info, 0);
+    assert_true(oracle_pcyclic_residual(n, 3, A, B, 1, X) < 30);
 }
 
 static void test_tuner_quick(void **state)
@@ -654,16 +705,7 @@ static void test_tuner_quick(void **state)
         memset(&p, 0, sizeof p);
         p.pcyclic_method = 1;
         TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &p));
-        const int n = 8, blocks = 3 * 8 * 8;
-        double A[3 * 64], B[3 * 64], X[24 * 24];
-        int info = -1;
-        for (int i = 0; i < blocks; ++i) {
-            A[i] = (i % 8 == i / 8 % 8 ? 3 : 0) + 0.01 * (i % 7);
-            B[i] = 0.1 * ((i * 5) % 11) - 0.5;
-        }
-        TU_STATUS(ctx, BCL_SUCCESS, bcl_dpcyclic_inv(ctx, n, 3, 1, A, B, X, &info));
-        assert_int_equal(info, 0);
-        assert_true(oracle_pcyclic_residual(n, 3, A, B, 1, X) < 30);
+        invert_small(ctx);
         char want[96];
         snprintf(want, sizeof want, "model (tuning file): host panel step %.3g ms", host * 1e3);
         if (!strstr(bcl_last_kernel(ctx), want))
@@ -678,6 +720,74 @@ static void test_tuner_quick(void **state)
     bcl_destroy(ctx);
 }
 
+/* batchcl-tune's clblast sweep (quick: clBLAST's own parameters and one drawn set on BSOFI's
+ * GEMM shapes): it runs, checks the set's products against clBLAST's own, and what it writes is
+ * a file the library reads and the p-cyclic inversion uses. */
+static void test_tuner_clblast(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    bcl_device_info d;
+    bcl_device_info_get(ctx, &d);
+    if (!bcl_pcyclic_has_clblast() || !d.has_fp64) {
+        bcl_destroy(ctx);
+        skip();
+    }
+    char dir[600];
+    make_dir(dir, sizeof dir, "tuner-clblast");
+    const char *device = getenv("BATCHCL_TEST_DEVICE");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd,
+             "'%s' --quick --routine clblast --precision d --output '%s/gemm.json' %s%s%s "
+             "> '%s/tune.log' 2>&1",
+             BATCHCL_TUNE_EXE, dir, device ? "--device '" : "", device ? device : "",
+             device ? "'" : "", dir);
+    const int rc = system(cmd);
+    snprintf(cmd, sizeof cmd, "grep -q 'clblast d: 1 of 1 candidates ran, 0 wrong' '%s/tune.log'",
+             dir);
+    if (rc != 0 || system(cmd) != 0) {
+        snprintf(cmd, sizeof cmd, "cat '%s/tune.log'", dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "(no log)\n");
+        fail_msg("batchcl-tune --routine clblast: status %d, or not one candidate run and checked",
+                 rc);
+    }
+    char path[700];
+    snprintf(path, sizeof path, "%s/gemm.json", dir);
+    static char text[1 << 16];
+    cJSON *root = read_json(path, text, sizeof text);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "entries")), 0);
+    const cJSON *gemm = cJSON_GetObjectItem(root, "clblast");
+    /* kept only when faster than clBLAST's own set */
+    const cJSON *dset = gemm ? cJSON_GetObjectItem(gemm, "d") : NULL;
+    const cJSON *set = dset ? cJSON_GetObjectItem(dset, "XgemmDirect") : NULL;
+    if (gemm) {
+        assert_non_null(set);
+        assert_int_equal(cJSON_GetArraySize(set), 10);
+        const double t = cJSON_GetObjectItem(dset, "seconds")->valuedouble,
+                     t0 = cJSON_GetObjectItem(dset, "default_seconds")->valuedouble;
+        assert_true(t > 0 && t < t0);
+    }
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
+    if (strstr(bcl_tuning_report(ctx), "skipped"))
+        fail_msg("the tuner's file was refused: %s", bcl_tuning_report(ctx));
+    bcl_params p;
+    memset(&p, 0, sizeof p);
+    p.pcyclic_method = 3;
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &p));
+    invert_small(ctx);
+    char want[64];
+    if (set)
+        snprintf(want, sizeof want, "direct GEMM tuned for this device (WGD %d,",
+                 cJSON_GetObjectItem(set, "WGD")->valueint);
+    else
+        snprintf(want, sizeof want, "clBLAST's own parameters (no tuned set");
+    if (!strstr(bcl_last_kernel(ctx), want))
+        fail_msg("expected \"%s\" in: %s", want, bcl_last_kernel(ctx));
+    cJSON_Delete(root);
+    bcl_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     const char *group = argc > 1 ? argv[1] : "all";
@@ -685,7 +795,8 @@ int main(int argc, char **argv)
                                         cmocka_unit_test(test_nearest_size),
                                         cmocka_unit_test(test_bad_files),
                                         cmocka_unit_test(test_tuned_kernel_runs)};
-    const struct CMUnitTest tuner[] = {cmocka_unit_test(test_tuner_quick)};
+    const struct CMUnitTest tuner[] = {cmocka_unit_test(test_tuner_quick),
+                                       cmocka_unit_test(test_tuner_clblast)};
     int failed = 0, all = !strcmp(group, "all");
     if (all || !strcmp(group, "lookup"))
         failed += cmocka_run_group_tests_name("tuning lookup", lookup, setup_tmp, teardown_tmp);

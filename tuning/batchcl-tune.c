@@ -11,8 +11,12 @@
 #include "oracle.h"
 #include "png.h"
 #include "tuning_fields.h"
+#include "gemm_params.h"
 
 #include <cJSON.h>
+#ifdef BATCHCL_TUNE_CLBLAST
+#include <clblast_c.h>
+#endif
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -1039,6 +1043,231 @@ static const tune_routine registry[] = {
 };
 #define ROUTINES (int)(sizeof registry / sizeof registry[0])
 
+/* ---- clBLAST's direct GEMM (the p-cyclic inversion's products) ---- */
+
+#ifdef BATCHCL_TUNE_CLBLAST
+/* BSOFI's GEMM shapes at block size nb and order about 39 nb, each with how often one step of
+ * the inversion makes it: the Q^T application's two products (top rows x 2nb x 2nb and bottom
+ * rows x 2nb x nb, transposed Q), the factorization's four nb^3 products with Q^T, the row
+ * version's nb x (block row) x nb product. */
+typedef struct {
+    int ta, tb;
+    size_t m, n, k, lda, ldb, ldc;
+    int weight;
+} gemm_shape;
+
+static void clblast_shapes(size_t nb, gemm_shape *sh)
+{
+    const size_t N = 39 * nb, half = N / 2 / nb * nb;
+    sh[0] = (gemm_shape){0, 1, half, 2 * nb, 2 * nb, N, 2 * nb, N, 1};
+    sh[1] = (gemm_shape){0, 1, half, 2 * nb, nb, N, 2 * nb, N, 1};
+    sh[2] = (gemm_shape){1, 0, nb, nb, nb, 2 * nb, nb, nb, 4};
+    sh[3] = (gemm_shape){0, 0, nb, half, nb, nb, nb, nb, 1}; /* compact: the buffers stay small */
+}
+enum { GEMM_SHAPES = 4 };
+
+/* One run of every shape (each once, then `reps` timed rounds: the best round's weighted sum of
+ * seconds), the results left in C at offsets shape * cstride; -1 when clBLAST fails. */
+static double clblast_time(tune_env *e, int dbl, const gemm_shape *sh, cl_mem A, cl_mem B,
+                           cl_mem C, size_t cstride, int reps, CLBlastStatusCode *fail)
+{
+    cl_command_queue q = bcl_cl_queue(e->ctx);
+    double best = -1;
+    for (int r = -1; r < reps; ++r) {
+        double total = 0;
+        for (int i = 0; i < GEMM_SHAPES; ++i) {
+            const gemm_shape *g = &sh[i];
+            const CLBlastTranspose ta = g->ta ? CLBlastTransposeYes : CLBlastTransposeNo,
+                                   tb = g->tb ? CLBlastTransposeYes : CLBlastTransposeNo;
+            clFinish(q);
+            const double t0 = hu_now();
+            CLBlastStatusCode st =
+                dbl ? CLBlastDgemm(CLBlastLayoutColMajor, ta, tb, g->m, g->n, g->k, 1.0, A, 0,
+                                   g->lda, B, 0, g->ldb, 0.0, C, i * cstride, g->ldc, &q, NULL)
+                    : CLBlastSgemm(CLBlastLayoutColMajor, ta, tb, g->m, g->n, g->k, 1.0f, A, 0,
+                                   g->lda, B, 0, g->ldb, 0.0f, C, i * cstride, g->ldc, &q, NULL);
+            if (st != CLBlastSuccess) {
+                *fail = st;
+                return -1;
+            }
+            clFinish(q);
+            total += g->weight * (hu_now() - t0);
+        }
+        if (r >= 0 && (best < 0 || total < best))
+            best = total;
+    }
+    return best;
+}
+
+/* The largest difference between the products in C and the reference ones in ref, relative to
+ * the largest reference entry. */
+static double clblast_diff(tune_env *e, int dbl, const gemm_shape *sh, cl_mem C, size_t cstride,
+                           const double *ref, double *buf)
+{
+    const size_t es = dbl ? 8 : 4;
+    double diff = 0, big = 0;
+    for (int i = 0; i < GEMM_SHAPES; ++i) {
+        const size_t count = sh[i].ldc * (sh[i].n - 1) + sh[i].m;
+        clEnqueueReadBuffer(bcl_cl_queue(e->ctx), C, CL_TRUE, i * cstride * es, count * es, buf, 0,
+                            NULL, NULL);
+        for (size_t c = 0; c < sh[i].n; ++c)
+            for (size_t r = 0; r < sh[i].m; ++r) {
+                const size_t at = c * sh[i].ldc + r;
+                const double x = dbl ? buf[at] : ((const float *)(void *)buf)[at],
+                             y = ref[i * cstride + at];
+                big = fmax(big, fabs(y));
+                diff = isnan(x) ? INFINITY : fmax(diff, fabs(x - y));
+            }
+    }
+    return big > 0 ? diff / big : diff;
+}
+
+/* Candidate parameter sets, reproducibly drawn from the space clBLAST's own tuner samples. */
+static int clblast_candidates(const tune_env *e, int dbl, int want,
+                              size_t (*out)[GEMM_DIRECT_PARAMS])
+{
+    static const size_t wgd[] = {8, 16, 32, 64}, dim[] = {8, 16, 32}, kwid[] = {2, 8, 16},
+                        vw[] = {1, 2, 4}, pad[] = {0, 1};
+    unsigned long long state = 0x9e3779b97f4a7c15ull + (unsigned)dbl;
+#define DRAW(v)                                                                                   \
+    (v)[(state = state * 6364136223846793005ull + 1442695040888963407ull,                         \
+         (state >> 33) % (sizeof(v) / sizeof *(v)))]
+    int count = 0;
+    for (int tries = 0; count < want && tries < 200000; ++tries) {
+        size_t v[GEMM_DIRECT_PARAMS] = {DRAW(wgd), DRAW(dim), DRAW(dim), DRAW(dim), DRAW(dim),
+                                        DRAW(kwid), DRAW(vw), DRAW(vw), DRAW(pad), DRAW(pad)};
+        char why[160];
+        if (v[GEMM_MDIMCD] * v[GEMM_NDIMCD] < 32 ||
+            !gemm_direct_valid(v, dbl ? 8 : 4, e->dev.local_mem_bytes, e->dev.max_work_group_size,
+                               why, sizeof why))
+            continue;
+        int dup = 0;
+        for (int i = 0; i < count && !dup; ++i)
+            dup = !memcmp(out[i], v, sizeof v);
+        if (!dup)
+            memcpy(out[count++], v, sizeof v);
+    }
+#undef DRAW
+    return count;
+}
+
+/* Sweep clBLAST's direct GEMM parameters on BSOFI's shapes; the object for the file's
+ * "clblast" (NULL: clBLAST's own set was not beaten, or nothing could be measured). clBLAST
+ * keeps the last set it was given for the rest of the process, so this runs after every other
+ * routine's sweep. */
+static cJSON *tune_clblast(tune_env *e, int dbl)
+{
+    const size_t nb = e->dev.is_gpu && !e->quick ? 256 : 32, es = dbl ? 8 : 4;
+    gemm_shape sh[GEMM_SHAPES];
+    clblast_shapes(nb, sh);
+    size_t cstride = 0, in = 39 * nb * 2 * nb; /* A and B: the largest operand */
+    for (int i = 0; i < GEMM_SHAPES; ++i)
+        if (sh[i].ldc * sh[i].n > cstride)
+            cstride = sh[i].ldc * sh[i].n;
+    cl_context c = bcl_cl_context(e->ctx);
+    cl_int err[3];
+    cl_mem A = clCreateBuffer(c, CL_MEM_READ_WRITE, in * es, NULL, &err[0]),
+           B = clCreateBuffer(c, CL_MEM_READ_WRITE, in * es, NULL, &err[1]),
+           C = clCreateBuffer(c, CL_MEM_READ_WRITE, GEMM_SHAPES * cstride * es, NULL, &err[2]);
+    const size_t most = in > GEMM_SHAPES * cstride ? in : GEMM_SHAPES * cstride;
+    double *host = xmalloc(sizeof *host * most);
+    double *ref = xmalloc(sizeof *ref * GEMM_SHAPES * cstride);
+    cJSON *result = NULL;
+    if (err[0] || err[1] || err[2]) {
+        fprintf(stderr, "batchcl-tune: clblast: no room for the GEMM operands (%zu MiB)\n",
+                (2 * in + GEMM_SHAPES * cstride) * es >> 20);
+        goto done;
+    }
+    unsigned long long seed = 12345;
+    for (size_t i = 0; i < in; ++i) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        const double x = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+        if (dbl)
+            host[i] = x;
+        else
+            ((float *)(void *)host)[i] = (float)x;
+    }
+    cl_command_queue q = bcl_cl_queue(e->ctx);
+    clEnqueueWriteBuffer(q, A, CL_TRUE, 0, in * es, host, 0, NULL, NULL);
+    clEnqueueWriteBuffer(q, B, CL_TRUE, 0, in * es, host, 0, NULL, NULL);
+    const double zero = 0;
+    clEnqueueFillBuffer(q, C, &zero, es, 0, GEMM_SHAPES * cstride * es, 0, NULL, NULL);
+    CLBlastStatusCode fail = CLBlastSuccess;
+    const int reps = e->reps < 3 ? 3 : e->reps;
+    const double t_default = clblast_time(e, dbl, sh, A, B, C, cstride, reps, &fail);
+    if (t_default < 0) {
+        fprintf(stderr, "batchcl-tune: clblast: clBLAST's own GEMM failed (status %d)\n",
+                (int)fail);
+        goto done;
+    }
+    /* the reference products: clBLAST's own parameters */
+    clEnqueueReadBuffer(q, C, CL_TRUE, 0, GEMM_SHAPES * cstride * es, host, 0, NULL, NULL);
+    for (size_t i = 0; i < GEMM_SHAPES * cstride; ++i)
+        ref[i] = dbl ? host[i] : ((const float *)(void *)host)[i];
+    size_t(*cand)[GEMM_DIRECT_PARAMS] = xmalloc(sizeof *cand * 96);
+    const int count = clblast_candidates(e, dbl, e->quick ? 1 : 96, cand);
+    int best = -1, tried = 0, wrong = 0;
+    double t_best = t_default;
+    const char *names[GEMM_DIRECT_PARAMS];
+    for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i)
+        names[i] = gemm_direct_name(i);
+    const double tol = 64 * (dbl ? 0x1p-52 : 0x1p-23) * (double)(2 * nb);
+    for (int k = 0; k < count; ++k) {
+        if (isatty(2))
+            fprintf(stderr, "\rbatchcl-tune: clblast %s: candidate %d of %d", dbl ? "d" : "s",
+                    k + 1, count);
+        if (CLBlastOverrideParameters(bcl_cl_device(e->ctx), "XgemmDirect",
+                                      dbl ? CLBlastPrecisionDouble : CLBlastPrecisionSingle,
+                                      GEMM_DIRECT_PARAMS, names, cand[k]) != CLBlastSuccess)
+            continue;
+        clEnqueueFillBuffer(q, C, &zero, es, 0, GEMM_SHAPES * cstride * es, 0, NULL, NULL);
+        const double t = clblast_time(e, dbl, sh, A, B, C, cstride, reps, &fail);
+        if (t < 0)
+            continue;
+        ++tried;
+        if (!(clblast_diff(e, dbl, sh, C, cstride, ref, host) <= tol)) {
+            ++wrong; /* never chosen */
+            continue;
+        }
+        if (t < t_best) {
+            t_best = t;
+            best = k;
+        }
+    }
+    fprintf(stderr, "%sbatchcl-tune: clblast %s: %d of %d candidates ran, %d wrong; best %.4g ms "
+            "against clBLAST's own %.4g ms\n",
+            isatty(2) ? "\r" : "", dbl ? "d" : "s", tried, count, wrong, t_best * 1e3,
+            t_default * 1e3);
+    if (best >= 0 && t_best * MARGIN < t_default) {
+        result = cJSON_CreateObject();
+        cJSON *set = cJSON_CreateObject();
+        for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i)
+            cJSON_AddNumberToObject(set, names[i], (double)cand[best][i]);
+        cJSON_AddItemToObject(result, "XgemmDirect", set);
+        cJSON_AddNumberToObject(result, "seconds", round4(t_best));
+        cJSON_AddNumberToObject(result, "default_seconds", round4(t_default));
+        char what[200];
+        snprintf(what, sizeof what,
+                 "best of %d rounds, weighted sum: BSOFI's GEMMs at n = %zu, N = %zu "
+                 "(Q^T application, factorization, row version)",
+                 reps, nb, 39 * nb);
+        cJSON_AddStringToObject(result, "measured", what);
+        cJSON_AddNumberToObject(result, "candidates", tried);
+    }
+    free(cand);
+done:
+    if (A)
+        clReleaseMemObject(A);
+    if (B)
+        clReleaseMemObject(B);
+    if (C)
+        clReleaseMemObject(C);
+    free(host);
+    free(ref);
+    return result;
+}
+#endif
+
 /* ---- the database file ---- */
 
 static void slug(const char *in, char *out, size_t cap)
@@ -1627,6 +1856,11 @@ int main(int argc, char **argv)
             for (int r = 0; r < ROUTINES; ++r)
                 printf("%-8s %s\n         space: %s\n", registry[r].name, registry[r].what,
                        registry[r].space);
+            printf("%-8s %s\n         space: %s\n", "clblast",
+                   "clBLAST's direct GEMM for bcl_xpcyclic_inv (a full run, or when named; last)",
+                   "WGD 8-64, MDIMCD/NDIMCD/MDIMAD/NDIMBD 8-32, KWID 2-16, VWMD/VWND 1-4, "
+                   "PADA/PADB 0-1: 96 valid sets drawn at random (1 with --quick), timed on "
+                   "BSOFI's shapes");
             return 0;
         } else {
             usage();
@@ -1637,7 +1871,7 @@ int main(int argc, char **argv)
     if (routines)
         for (const char *p = routines; *p;) {
             const size_t len = strcspn(p, ",");
-            int known = 0;
+            int known = len == 7 && !strncmp(p, "clblast", 7);
             for (int r = 0; r < ROUTINES; ++r)
                 known |= strlen(registry[r].name) == len && !strncmp(p, registry[r].name, len);
             if (!known) {
@@ -1815,6 +2049,35 @@ int main(int argc, char **argv)
         if (pg.tty)
             fputc('\n', stderr);
         free(tasks);
+#ifdef BATCHCL_TUNE_CLBLAST
+        /* clBLAST's GEMM last (it keeps the last set it is given); a full run, or when named */
+        if (!rc && ((!routines && !quick) || (routines && wanted(routines, "clblast"))))
+            for (int dbl = 0; dbl < 2; ++dbl) {
+                if ((precision && !strchr(precision, dbl ? 'd' : 's')) || (dbl && !e.dev.has_fp64))
+                    continue;
+                cJSON *gemm = cJSON_GetObjectItem(root, "clblast");
+                const char *key = dbl ? "d" : "s";
+                if (gemm && cJSON_GetObjectItem(gemm, key) && !restart)
+                    continue;
+                cJSON *found = tune_clblast(&e, dbl);
+                if (!gemm)
+                    cJSON_AddItemToObject(root, "clblast", gemm = cJSON_CreateObject());
+                cJSON_DeleteItemFromObject(gemm, key);
+                if (found)
+                    cJSON_AddItemToObject(gemm, key, found);
+                if (!cJSON_GetArraySize(gemm))
+                    cJSON_DeleteItemFromObject(root, "clblast");
+                if (!write_db(path, root)) {
+                    fprintf(stderr, "batchcl-tune: writing %s failed: %s\n", path, strerror(errno));
+                    rc = 2;
+                    break;
+                }
+            }
+#else
+        if (routines && wanted(routines, "clblast"))
+            fprintf(stderr, "batchcl-tune: clblast: this build has no clBLAST (Debian: "
+                            "libclblast-dev); nothing tuned\n");
+#endif
         if (pg.failures)
             rc = 3;
         if (!rc && !ntasks && !write_db(path, root))
