@@ -1151,6 +1151,28 @@ static int clblast_candidates(const tune_env *e, int dbl, int want,
     return count;
 }
 
+/* Hand clBLAST a file's set (an "XgemmDirect" object), as the library would. */
+static void apply_gemm_set(tune_env *e, int dbl, const cJSON *set)
+{
+    const char *names[GEMM_DIRECT_PARAMS];
+    size_t v[GEMM_DIRECT_PARAMS];
+    char why[160] = "clBLAST refused it";
+    for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i) {
+        const cJSON *item = cJSON_GetObjectItem(set, gemm_direct_name(i));
+        names[i] = gemm_direct_name(i);
+        v[i] = cJSON_IsNumber(item) && item->valuedouble >= 0 ? (size_t)item->valuedouble : 0;
+    }
+    if (!gemm_direct_valid(v, dbl ? 8 : 4, e->dev.local_mem_bytes, e->dev.max_work_group_size, why,
+                           sizeof why) ||
+        CLBlastOverrideParameters(bcl_cl_device(e->ctx), "XgemmDirect",
+                                  dbl ? CLBlastPrecisionDouble : CLBlastPrecisionSingle,
+                                  GEMM_DIRECT_PARAMS, names, v) != CLBlastSuccess)
+        fprintf(stderr, "batchcl-tune: the file's clblast %s set is not used (%s)\n",
+                dbl ? "d" : "s", why);
+    else
+        fprintf(stderr, "batchcl-tune: GEMMs with the file's clblast %s set\n", dbl ? "d" : "s");
+}
+
 /* Sweep clBLAST's direct GEMM parameters on BSOFI's shapes; the object for the file's
  * "clblast" (NULL: clBLAST's own set was not beaten, or nothing could be measured). clBLAST
  * keeps the last set it was given for the rest of the process, so this runs after every other
@@ -2028,6 +2050,21 @@ int main(int argc, char **argv)
                 }
             }
         }
+#ifdef BATCHCL_TUNE_CLBLAST
+        /* the routines' candidates (pcyclic's GEMMs) timed with the clBLAST set the library will
+         * hand over, where the file holds one and this run does not sweep it again (the sweep
+         * measures clBLAST's own set first, which a set given to clBLAST would replace) */
+        const int sweep_gemm = (!routines && !quick) || (routines && wanted(routines, "clblast"));
+        for (int dbl = 0; dbl < 2 && ntasks; ++dbl) {
+            const cJSON *set = cJSON_GetObjectItem(
+                cJSON_GetObjectItem(cJSON_GetObjectItem(root, "clblast"), dbl ? "d" : "s"),
+                "XgemmDirect");
+            const int swept = sweep_gemm && (restart || !set) &&
+                              !(precision && !strchr(precision, dbl ? 'd' : 's'));
+            if (set && !swept)
+                apply_gemm_set(&e, dbl, set);
+        }
+#endif
         fprintf(stderr, "batchcl-tune: %s (%s), %d sizes to tune into %s\n", e.dev.name,
                 e.dev.vendor, ntasks, path);
         for (int t = 0; t < ntasks; ++t) {
