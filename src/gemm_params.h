@@ -47,12 +47,18 @@ static inline int gemm_direct_valid(const size_t v[GEMM_DIRECT_PARAMS], size_t e
             return 0;
         }
     const size_t W = v[GEMM_WGD], threads = v[GEMM_MDIMCD] * v[GEMM_NDIMCD];
+    if (threads % v[GEMM_MDIMAD] || threads % v[GEMM_NDIMBD]) { /* before dividing by them */
+        snprintf(why, whylen,
+                 "MDIMAD = %zu and NDIMBD = %zu must divide MDIMCD * NDIMCD = %zu (the work-items "
+                 "that load the tiles)",
+                 v[GEMM_MDIMAD], v[GEMM_NDIMBD], threads);
+        return 0;
+    }
     const int ok = W % v[GEMM_KWID] == 0 && W % (v[GEMM_MDIMCD] * v[GEMM_VWMD]) == 0 &&
                    W % (v[GEMM_NDIMCD] * v[GEMM_VWND]) == 0 &&
                    W % (v[GEMM_MDIMAD] * v[GEMM_VWMD]) == 0 &&
                    W % (v[GEMM_NDIMBD] * v[GEMM_VWND]) == 0 && W % (threads / v[GEMM_MDIMAD]) == 0 &&
-                   W % (threads / v[GEMM_NDIMBD]) == 0 && threads % v[GEMM_MDIMAD] == 0 &&
-                   threads % v[GEMM_NDIMBD] == 0;
+                   W % (threads / v[GEMM_NDIMBD]) == 0;
     if (!ok) {
         snprintf(why, whylen,
                  "WGD = %zu is not a multiple of KWID, MDIMCD*VWMD, NDIMCD*VWND, MDIMAD*VWMD, "

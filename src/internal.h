@@ -139,7 +139,7 @@ struct bcl_context {
      * yet, 1 from a tuning file, -1 clBLAST's own (none for this device, refused, or
      * BATCHCL_CLBLAST_TUNED=0); gemm_note says which and why */
     int gemm_direct_state[2];
-    char gemm_note[2][200];
+    char gemm_note[2][384];
 };
 
 /* Record an explanation for ctx (or for the thread when ctx is NULL) and return status. */

@@ -319,9 +319,13 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
                                 offB, ldb, (float)beta, C, offC, ldc, &w->q, NULL);
     if (s != CLBlastSuccess)
         return bcl_fail(w->ctx, BCL_OPENCL_ERROR,
-                        "%s: clBLAST %cGEMM (m = %zu, n = %zu, k = %zu) failed: %s (%d)%s", w->fn,
+                        "%s: clBLAST %cGEMM (m = %zu, n = %zu, k = %zu) failed: %s (%d)%s%s", w->fn,
                         w->dbl ? 'D' : 'S', m, n, k, clblast_status_name(s), (int)s,
-                        w->force_fail ? " (forced by BATCHCL_CLBLAST_FAIL)" : "");
+                        w->force_fail ? " (forced by BATCHCL_CLBLAST_FAIL)" : "",
+                        w->ctx->gemm_direct_state[w->dbl] == 1
+                            ? "; clBLAST ran the tuning file's direct GEMM set "
+                              "(BATCHCL_CLBLAST_TUNED=0 before the first call leaves clBLAST's own)"
+                            : "");
     return BCL_SUCCESS;
 }
 
@@ -1113,48 +1117,84 @@ static void bsofi_release(bsofi *w)
 
 /* Hand clBLAST the direct GEMM parameters measured for this device (src/gemm_params.h): the
  * first tuning file for exactly this device with a set for the precision. clBLAST keeps such a
- * set for the device and precision in the whole process (CLBlastOverrideParameters) and builds
- * its GEMM again after each new one, so a set is handed over once per process. Nothing here is
- * an error: without a usable set clBLAST keeps its own parameters, and the plan line says why. */
+ * set for the device and precision in the whole process (CLBlastOverrideParameters; it has no way
+ * back to its own) and builds its GEMM again after each new one, so a set is handed over once per
+ * process, and the plan line names the set in force, also one handed over by an earlier call.
+ * Nothing here fails the call: without a usable set clBLAST keeps what it has. */
+static pthread_mutex_t gemm_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    cl_device_id dev;
+    int dbl;
+    size_t v[GEMM_DIRECT_PARAMS];
+} gemm_given[8];
+static int gemm_ngiven;
+
+static int gemm_slot(cl_device_id dev, int dbl) /* under gemm_lock; gemm_ngiven when none */
+{
+    int slot = 0;
+    while (slot < gemm_ngiven && (gemm_given[slot].dev != dev || gemm_given[slot].dbl != dbl))
+        ++slot;
+    return slot;
+}
+
+static void describe_set(char *out, size_t cap, const char *what, const size_t *v)
+{
+    snprintf(out, cap,
+             "%s (WGD %zu, MDIMCD %zu, NDIMCD %zu, MDIMAD %zu, NDIMBD %zu, KWID %zu, VWMD %zu, "
+             "VWND %zu, PADA %zu, PADB %zu)",
+             what, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+}
+
+/* clBLAST's own parameters for `why`, unless a set handed over earlier is still in force */
+static void note_own(bcl_context *ctx, int dbl, const char *why)
+{
+    char *note = ctx->gemm_note[dbl];
+    const size_t cap = sizeof ctx->gemm_note[dbl];
+    pthread_mutex_lock(&gemm_lock);
+    const int slot = gemm_slot(ctx->device, dbl);
+    size_t v[GEMM_DIRECT_PARAMS] = {0};
+    if (slot < gemm_ngiven)
+        memcpy(v, gemm_given[slot].v, sizeof v);
+    pthread_mutex_unlock(&gemm_lock);
+    if (slot == gemm_ngiven) {
+        snprintf(note, cap, "clBLAST's own parameters (%s)", why);
+        return;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "%s here; clBLAST keeps the set handed over earlier in this process",
+             why);
+    describe_set(note, cap, what, v);
+}
+
 static void gemm_params_apply(bcl_context *ctx, int dbl)
 {
     if (ctx->gemm_direct_state[dbl])
         return;
-    char *note = ctx->gemm_note[dbl];
-    const size_t cap = sizeof ctx->gemm_note[dbl];
     ctx->gemm_direct_state[dbl] = -1;
     const char *env = getenv("BATCHCL_CLBLAST_TUNED");
     if (env && !atoi(env)) {
-        snprintf(note, cap, "clBLAST's own parameters (BATCHCL_CLBLAST_TUNED=0)");
+        note_own(ctx, dbl, "BATCHCL_CLBLAST_TUNED=0");
         return;
     }
     const bcl_tuning_file *f = ctx->tuning;
     while (f && f->level == BCL_TUNING_EXACT && !f->has_gemm_direct[dbl])
         f = f->next;
     if (!f || f->level != BCL_TUNING_EXACT) {
-        snprintf(note, cap, "clBLAST's own parameters (no tuned set for this device)");
+        note_own(ctx, dbl, "no tuned set for this device");
         return;
     }
     const size_t *v = f->gemm_direct[dbl];
-    char why[160];
+    char why[160], msg[220];
     if (!gemm_direct_valid(v, dbl ? 8 : 4, ctx->dev.local_mem_bytes, ctx->dev.max_work_group_size,
                            why, sizeof why)) {
-        snprintf(note, cap, "clBLAST's own parameters (the tuned set does not fit: %.100s)", why);
+        snprintf(msg, sizeof msg, "the tuned set does not fit: %.120s", why);
+        note_own(ctx, dbl, msg);
         return;
     }
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static struct {
-        cl_device_id dev;
-        int dbl;
-        size_t v[GEMM_DIRECT_PARAMS];
-    } given[8];
-    static int ngiven;
-    pthread_mutex_lock(&lock);
-    int slot = 0;
-    while (slot < ngiven && (given[slot].dev != ctx->device || given[slot].dbl != dbl))
-        ++slot;
+    pthread_mutex_lock(&gemm_lock);
+    const int slot = gemm_slot(ctx->device, dbl);
     CLBlastStatusCode st = CLBlastSuccess;
-    if (slot == ngiven || memcmp(given[slot].v, v, sizeof given[slot].v)) {
+    if (slot == gemm_ngiven || memcmp(gemm_given[slot].v, v, sizeof gemm_given[slot].v)) {
         const char *names[GEMM_DIRECT_PARAMS];
         for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i)
             names[i] = gemm_direct_name(i);
@@ -1162,23 +1202,21 @@ static void gemm_params_apply(bcl_context *ctx, int dbl)
                                        dbl ? CLBlastPrecisionDouble : CLBlastPrecisionSingle,
                                        GEMM_DIRECT_PARAMS, names, v);
         if (st == CLBlastSuccess && slot < 8) {
-            given[slot].dev = ctx->device;
-            given[slot].dbl = dbl;
-            memcpy(given[slot].v, v, sizeof given[slot].v);
-            ngiven += slot == ngiven;
+            gemm_given[slot].dev = ctx->device;
+            gemm_given[slot].dbl = dbl;
+            memcpy(gemm_given[slot].v, v, sizeof gemm_given[slot].v);
+            gemm_ngiven += slot == gemm_ngiven;
         }
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&gemm_lock);
     if (st != CLBlastSuccess) {
-        snprintf(note, cap, "clBLAST's own parameters (clBLAST refused the tuned set: %s)",
-                 clblast_status_name(st));
+        snprintf(msg, sizeof msg, "clBLAST refused the tuned set: %s", clblast_status_name(st));
+        note_own(ctx, dbl, msg);
         return;
     }
     ctx->gemm_direct_state[dbl] = 1;
-    snprintf(note, cap,
-             "direct GEMM tuned for this device (WGD %zu, MDIMCD %zu, NDIMCD %zu, MDIMAD %zu, "
-             "NDIMBD %zu, KWID %zu, VWMD %zu, VWND %zu, PADA %zu, PADB %zu)",
-             v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+    describe_set(ctx->gemm_note[dbl], sizeof ctx->gemm_note[dbl],
+                 "direct GEMM tuned for this device", v);
 }
 
 static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, int p,

@@ -175,8 +175,8 @@ static int parse_clblast(const cJSON *obj, bcl_tuning_file *file, char *why, siz
             return 0;
         }
         size_t v[GEMM_DIRECT_PARAMS];
-        int seen = 0;
-        for (const cJSON *item = set->child; item; item = item->next, ++seen) {
+        int seen = 0; /* a bit per parameter */
+        for (const cJSON *item = set->child; item; item = item->next) {
             int i = 0;
             while (i < GEMM_DIRECT_PARAMS && strcmp(item->string, gemm_direct_name(i)))
                 ++i;
@@ -188,21 +188,20 @@ static int parse_clblast(const cJSON *obj, bcl_tuning_file *file, char *why, siz
                          prec->string, item->string);
                 return 0;
             }
+            if (seen & 1 << i) {
+                snprintf(why, whylen, "\"clblast\": \"%s\": XgemmDirect repeats %s",
+                         prec->string, item->string);
+                return 0;
+            }
+            seen |= 1 << i;
             v[i] = (size_t)item->valuedouble;
         }
         char detail[200];
-        if (seen != GEMM_DIRECT_PARAMS) {
+        if (seen != (1 << GEMM_DIRECT_PARAMS) - 1) {
             snprintf(why, whylen,
                      "\"clblast\": \"%s\": XgemmDirect needs each of its %d parameters once",
                      prec->string, GEMM_DIRECT_PARAMS);
             return 0;
-        }
-        for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i) { /* one of each, so every one is set */
-            if (!cJSON_GetObjectItemCaseSensitive(set, gemm_direct_name(i))) {
-                snprintf(why, whylen, "\"clblast\": \"%s\": XgemmDirect lacks %s", prec->string,
-                         gemm_direct_name(i));
-                return 0;
-            }
         }
         if (!gemm_direct_valid(v, dbl ? 8 : 4, (size_t)-1, (size_t)-1, detail, sizeof detail)) {
             snprintf(why, whylen, "\"clblast\": \"%s\": %s", prec->string, detail);

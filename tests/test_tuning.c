@@ -319,6 +319,10 @@ static void test_bad_files(void **state)
         "\"NDIMBD\": 8, \"KWID\": 2, \"VWMD\": 8, \"VWND\": 1, \"PADA\": 1, \"PADB\": 1}}}",
         "{\"d\": {\"XgemmDirect\": {\"WGD\": 32, \"MDIMCD\": 8, \"NDIMCD\": 8, \"MDIMAD\": 8, "
         "\"NDIMBD\": 8, \"KWID\": 2, \"VWMD\": 1, \"VWND\": 1, \"PADA\": 1, \"PADB\": 2}}}",
+        "{\"d\": {\"XgemmDirect\": {\"WGD\": 64, \"MDIMCD\": 4, \"NDIMCD\": 4, \"MDIMAD\": 64, "
+        "\"NDIMBD\": 4, \"KWID\": 1, \"VWMD\": 1, \"VWND\": 1, \"PADA\": 0, \"PADB\": 0}}}",
+        "{\"d\": {\"XgemmDirect\": {\"WGD\": 32, \"WGD\": 32, \"NDIMCD\": 8, \"MDIMAD\": 8, "
+        "\"NDIMBD\": 8, \"KWID\": 2, \"VWMD\": 1, \"VWND\": 1, \"PADA\": 1, \"PADB\": 1}}}",
     };
     const char *gemm_reasons[] = {"\"clblast\" is not an object",
                                   "\"q\" is not a precision",
@@ -327,7 +331,9 @@ static void test_bad_files(void **state)
                                   "XgemmDirect needs each of its 10 parameters once",
                                   "WGD = 24: expected a power of two",
                                   "WGD = 32 is not a multiple of",
-                                  "PADB = 2: expected a value from 0 to 1"};
+                                  "PADB = 2: expected a value from 0 to 1",
+                                  "MDIMAD = 64 and NDIMBD = 4 must divide MDIMCD * NDIMCD = 16",
+                                  "XgemmDirect repeats WGD"};
     for (size_t i = 0; i < sizeof bad_gemm / sizeof *bad_gemm; ++i) {
         char text[2048];
         snprintf(name, sizeof name, "f-gemm-%zu.json", i);
@@ -764,9 +770,12 @@ static void test_tuner_clblast(void **state)
     if (gemm) {
         assert_non_null(set);
         assert_int_equal(cJSON_GetArraySize(set), 10);
-        const double t = cJSON_GetObjectItem(dset, "seconds")->valuedouble,
-                     t0 = cJSON_GetObjectItem(dset, "default_seconds")->valuedouble;
-        assert_true(t > 0 && t < t0);
+        const cJSON *t = cJSON_GetObjectItem(dset, "seconds"),
+                    *t0 = cJSON_GetObjectItem(dset, "default_seconds");
+        assert_non_null(t);
+        assert_non_null(t0);
+        assert_non_null(cJSON_GetObjectItem(set, "WGD"));
+        assert_true(t->valuedouble > 0 && t->valuedouble < t0->valuedouble);
     }
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
     if (strstr(bcl_tuning_report(ctx), "skipped"))

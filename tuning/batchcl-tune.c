@@ -1122,23 +1122,27 @@ static double clblast_diff(tune_env *e, int dbl, const gemm_shape *sh, cl_mem C,
     return big > 0 ? diff / big : diff;
 }
 
-/* Candidate parameter sets, reproducibly drawn from the space clBLAST's own tuner samples. */
+/* Candidate parameter sets drawn at random (a fixed seed, one parameter after another) from a
+ * space like the one clBLAST's own tuner samples (vector widths up to 4 here), keeping the sets
+ * this device can run. */
 static int clblast_candidates(const tune_env *e, int dbl, int want,
                               size_t (*out)[GEMM_DIRECT_PARAMS])
 {
     static const size_t wgd[] = {8, 16, 32, 64}, dim[] = {8, 16, 32}, kwid[] = {2, 8, 16},
                         vw[] = {1, 2, 4}, pad[] = {0, 1};
+    static const size_t *const values[GEMM_DIRECT_PARAMS] = {wgd, dim, dim, dim, dim,
+                                                             kwid, vw, vw, pad, pad};
+    static const size_t counts[GEMM_DIRECT_PARAMS] = {4, 3, 3, 3, 3, 3, 3, 3, 2, 2};
     unsigned long long state = 0x9e3779b97f4a7c15ull + (unsigned)dbl;
-#define DRAW(v)                                                                                   \
-    (v)[(state = state * 6364136223846793005ull + 1442695040888963407ull,                         \
-         (state >> 33) % (sizeof(v) / sizeof *(v)))]
     int count = 0;
     for (int tries = 0; count < want && tries < 200000; ++tries) {
-        size_t v[GEMM_DIRECT_PARAMS] = {DRAW(wgd), DRAW(dim), DRAW(dim), DRAW(dim), DRAW(dim),
-                                        DRAW(kwid), DRAW(vw), DRAW(vw), DRAW(pad), DRAW(pad)};
+        size_t v[GEMM_DIRECT_PARAMS];
+        for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            v[i] = values[i][(state >> 33) % counts[i]];
+        }
         char why[160];
-        if (v[GEMM_MDIMCD] * v[GEMM_NDIMCD] < 32 ||
-            !gemm_direct_valid(v, dbl ? 8 : 4, e->dev.local_mem_bytes, e->dev.max_work_group_size,
+        if (!gemm_direct_valid(v, dbl ? 8 : 4, e->dev.local_mem_bytes, e->dev.max_work_group_size,
                                why, sizeof why))
             continue;
         int dup = 0;
@@ -1147,7 +1151,6 @@ static int clblast_candidates(const tune_env *e, int dbl, int want,
         if (!dup)
             memcpy(out[count++], v, sizeof v);
     }
-#undef DRAW
     return count;
 }
 
@@ -1174,11 +1177,13 @@ static void apply_gemm_set(tune_env *e, int dbl, const cJSON *set)
 }
 
 /* Sweep clBLAST's direct GEMM parameters on BSOFI's shapes; the object for the file's
- * "clblast" (NULL: clBLAST's own set was not beaten, or nothing could be measured). clBLAST
+ * "clblast" (NULL: clBLAST's own set was not beaten; *failed: not even it could be measured,
+ * and the file keeps what it holds). clBLAST
  * keeps the last set it was given for the rest of the process, so this runs after every other
  * routine's sweep. */
-static cJSON *tune_clblast(tune_env *e, int dbl)
+static cJSON *tune_clblast(tune_env *e, int dbl, int *failed)
 {
+    *failed = 1; /* until clBLAST's own set is measured */
     const size_t nb = e->dev.is_gpu && !e->quick ? 256 : 32, es = dbl ? 8 : 4;
     gemm_shape sh[GEMM_SHAPES];
     clblast_shapes(nb, sh);
@@ -1222,6 +1227,7 @@ static cJSON *tune_clblast(tune_env *e, int dbl)
                 (int)fail);
         goto done;
     }
+    *failed = 0;
     /* the reference products: clBLAST's own parameters */
     clEnqueueReadBuffer(q, C, CL_TRUE, 0, GEMM_SHAPES * cstride * es, host, 0, NULL, NULL);
     for (size_t i = 0; i < GEMM_SHAPES * cstride; ++i)
@@ -2096,7 +2102,12 @@ int main(int argc, char **argv)
                 const char *key = dbl ? "d" : "s";
                 if (gemm && cJSON_GetObjectItem(gemm, key) && !restart)
                     continue;
-                cJSON *found = tune_clblast(&e, dbl);
+                int failed = 0;
+                cJSON *found = tune_clblast(&e, dbl, &failed);
+                if (failed) { /* an earlier set stays */
+                    rc = 2;
+                    continue;
+                }
                 if (!gemm)
                     cJSON_AddItemToObject(root, "clblast", gemm = cJSON_CreateObject());
                 cJSON_DeleteItemFromObject(gemm, key);
