@@ -80,4 +80,19 @@ static inline int gemm_direct_valid(const size_t v[GEMM_DIRECT_PARAMS], size_t e
     return 1;
 }
 
+#if defined(BCL_HAVE_CLBLAST) || defined(BATCHCL_TUNE_CLBLAST)
+#include <clblast_c.h>
+/* Hand the set v to clBLAST for the device and precision (it keeps it for the process). */
+static inline CLBlastStatusCode gemm_direct_give(cl_device_id device, int dbl,
+                                                 const size_t v[GEMM_DIRECT_PARAMS])
+{
+    const char *names[GEMM_DIRECT_PARAMS];
+    for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i)
+        names[i] = gemm_direct_name(i);
+    return CLBlastOverrideParameters(device, "XgemmDirect",
+                                     dbl ? CLBlastPrecisionDouble : CLBlastPrecisionSingle,
+                                     GEMM_DIRECT_PARAMS, names, v);
+}
+#endif
+
 #endif

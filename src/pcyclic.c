@@ -1195,12 +1195,7 @@ static void gemm_params_apply(bcl_context *ctx, int dbl)
     const int slot = gemm_slot(ctx->device, dbl);
     CLBlastStatusCode st = CLBlastSuccess;
     if (slot == gemm_ngiven || memcmp(gemm_given[slot].v, v, sizeof gemm_given[slot].v)) {
-        const char *names[GEMM_DIRECT_PARAMS];
-        for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i)
-            names[i] = gemm_direct_name(i);
-        st = CLBlastOverrideParameters(ctx->device, "XgemmDirect",
-                                       dbl ? CLBlastPrecisionDouble : CLBlastPrecisionSingle,
-                                       GEMM_DIRECT_PARAMS, names, v);
+        st = gemm_direct_give(ctx->device, dbl, v);
         if (st == CLBlastSuccess && slot < 8) {
             gemm_given[slot].dev = ctx->device;
             gemm_given[slot].dbl = dbl;

@@ -14,9 +14,6 @@
 #include "gemm_params.h"
 
 #include <cJSON.h>
-#ifdef BATCHCL_TUNE_CLBLAST
-#include <clblast_c.h>
-#endif
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -1133,14 +1130,13 @@ static int clblast_candidates(const tune_env *e, int dbl, int want,
     static const size_t *const values[GEMM_DIRECT_PARAMS] = {wgd, dim, dim, dim, dim,
                                                              kwid, vw, vw, pad, pad};
     static const size_t counts[GEMM_DIRECT_PARAMS] = {4, 3, 3, 3, 3, 3, 3, 3, 2, 2};
-    unsigned long long state = 0x9e3779b97f4a7c15ull + (unsigned)dbl;
+    mg_rng rng;
+    mg_seed(&rng, 0x9e3779b97f4a7c15ull + (unsigned)dbl);
     int count = 0;
     for (int tries = 0; count < want && tries < 200000; ++tries) {
         size_t v[GEMM_DIRECT_PARAMS];
-        for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i) {
-            state = state * 6364136223846793005ull + 1442695040888963407ull;
-            v[i] = values[i][(state >> 33) % counts[i]];
-        }
+        for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i)
+            v[i] = values[i][(size_t)(mg_uniform(&rng) * (double)counts[i])];
         char why[160];
         if (!gemm_direct_valid(v, dbl ? 8 : 4, e->dev.local_mem_bytes, e->dev.max_work_group_size,
                                why, sizeof why))
@@ -1157,19 +1153,15 @@ static int clblast_candidates(const tune_env *e, int dbl, int want,
 /* Hand clBLAST a file's set (an "XgemmDirect" object), as the library would. */
 static void apply_gemm_set(tune_env *e, int dbl, const cJSON *set)
 {
-    const char *names[GEMM_DIRECT_PARAMS];
     size_t v[GEMM_DIRECT_PARAMS];
     char why[160] = "clBLAST refused it";
     for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i) {
         const cJSON *item = cJSON_GetObjectItem(set, gemm_direct_name(i));
-        names[i] = gemm_direct_name(i);
         v[i] = cJSON_IsNumber(item) && item->valuedouble >= 0 ? (size_t)item->valuedouble : 0;
     }
     if (!gemm_direct_valid(v, dbl ? 8 : 4, e->dev.local_mem_bytes, e->dev.max_work_group_size, why,
                            sizeof why) ||
-        CLBlastOverrideParameters(bcl_cl_device(e->ctx), "XgemmDirect",
-                                  dbl ? CLBlastPrecisionDouble : CLBlastPrecisionSingle,
-                                  GEMM_DIRECT_PARAMS, names, v) != CLBlastSuccess)
+        gemm_direct_give(bcl_cl_device(e->ctx), dbl, v) != CLBlastSuccess)
         fprintf(stderr, "batchcl-tune: the file's clblast %s set is not used (%s)\n",
                 dbl ? "d" : "s", why);
     else
@@ -1205,10 +1197,10 @@ static cJSON *tune_clblast(tune_env *e, int dbl, int *failed)
                 (2 * in + GEMM_SHAPES * cstride) * es >> 20);
         goto done;
     }
-    unsigned long long seed = 12345;
+    mg_rng rng;
+    mg_seed(&rng, 12345);
     for (size_t i = 0; i < in; ++i) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        const double x = (double)(seed >> 11) / 9007199254740992.0 - 0.5;
+        const double x = mg_uniform(&rng) - 0.5;
         if (dbl)
             host[i] = x;
         else
@@ -1236,17 +1228,12 @@ static cJSON *tune_clblast(tune_env *e, int dbl, int *failed)
     const int count = clblast_candidates(e, dbl, e->quick ? 1 : 96, cand);
     int best = -1, tried = 0, wrong = 0;
     double t_best = t_default;
-    const char *names[GEMM_DIRECT_PARAMS];
-    for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i)
-        names[i] = gemm_direct_name(i);
     const double tol = 64 * (dbl ? 0x1p-52 : 0x1p-23) * (double)(2 * nb);
     for (int k = 0; k < count; ++k) {
         if (isatty(2))
             fprintf(stderr, "\rbatchcl-tune: clblast %s: candidate %d of %d", dbl ? "d" : "s",
                     k + 1, count);
-        if (CLBlastOverrideParameters(bcl_cl_device(e->ctx), "XgemmDirect",
-                                      dbl ? CLBlastPrecisionDouble : CLBlastPrecisionSingle,
-                                      GEMM_DIRECT_PARAMS, names, cand[k]) != CLBlastSuccess)
+        if (gemm_direct_give(bcl_cl_device(e->ctx), dbl, cand[k]) != CLBlastSuccess)
             continue;
         clEnqueueFillBuffer(q, C, &zero, es, 0, GEMM_SHAPES * cstride * es, 0, NULL, NULL);
         const double t = clblast_time(e, dbl, sh, A, B, C, cstride, reps, &fail);
@@ -1270,7 +1257,7 @@ static cJSON *tune_clblast(tune_env *e, int dbl, int *failed)
         result = cJSON_CreateObject();
         cJSON *set = cJSON_CreateObject();
         for (int i = 0; i < GEMM_DIRECT_PARAMS; ++i)
-            cJSON_AddNumberToObject(set, names[i], (double)cand[best][i]);
+            cJSON_AddNumberToObject(set, gemm_direct_name(i), (double)cand[best][i]);
         cJSON_AddItemToObject(result, "XgemmDirect", set);
         cJSON_AddNumberToObject(result, "seconds", round4(t_best));
         cJSON_AddNumberToObject(result, "default_seconds", round4(t_default));
