@@ -1233,6 +1233,23 @@ int qr_want(const qr_state *s)
  * o + e2) of one work-item's slices j = j0, j0 + PB, ... <= j1: o = POFF(j) + k for the columns of
  * H (cols, the reflector from the left), o = j for the rows of H or Z (from the right, the three
  * columns at e0, e1, e2); nr == 2: pairs (o + e0, o + e1). */
+/* One slice's update from its loaded triple (h0, h1, h2) at o (nr == 2: the pair, h2 unused);
+ * t2 = t1 v2, t3 = t1 v3. */
+void slice_update(MEM real *base, ulong gs, int o, int e0, int e1, int e2, int nr, real h0,
+                  real h1, real h2, real t1, real t2, real t3, real v2, real v3)
+{
+    if (nr == 3) {
+        const real sum = h0 + v2 * h1 + v3 * h2;
+        AT(base, o + e0) = h0 - sum * t1;
+        AT(base, o + e1) = h1 - sum * t2;
+        AT(base, o + e2) = h2 - sum * t3;
+    } else {
+        const real sum = h0 + v2 * h1;
+        AT(base, o + e0) = h0 - sum * t1;
+        AT(base, o + e1) = h1 - sum * t2;
+    }
+}
+
 void slices_apply(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int e2, int j0,
                   int j1, int nr, real t1, real v2, real v3)
 {
@@ -1240,17 +1257,8 @@ void slices_apply(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, in
     for (int j = j0; j <= j1; j += PB) {
         const int o = cols ? POFF(j) + k : j;
         const real h0 = AT(base, o + e0), h1 = AT(base, o + e1);
-        if (nr == 3) {
-            const real h2 = AT(base, o + e2);
-            const real sum = h0 + v2 * h1 + v3 * h2;
-            AT(base, o + e0) = h0 - sum * t1;
-            AT(base, o + e1) = h1 - sum * t2;
-            AT(base, o + e2) = h2 - sum * t3;
-        } else {
-            const real sum = h0 + v2 * h1;
-            AT(base, o + e0) = h0 - sum * t1;
-            AT(base, o + e1) = h1 - sum * t2;
-        }
+        const real h2 = nr == 3 ? AT(base, o + e2) : 0;
+        slice_update(base, gs, o, e0, e1, e2, nr, h0, h1, h2, t1, t2, t3, v2, v3);
     }
 }
 
@@ -1299,18 +1307,8 @@ void trips_store(MEM real *base, ulong gs, bool cols, int k, int e0, int e1, int
 #pragma unroll
     for (int q = 0; q < QR_EAGER_TRIPS; ++q) {
         const int j = j0 + q * PB, o = cols ? POFF(j) + k : j;
-        if (j <= j1) {
-            if (nr == 3) {
-                const real sum = a0[q] + v2 * a1[q] + v3 * a2[q];
-                AT(base, o + e0) = a0[q] - sum * t1;
-                AT(base, o + e1) = a1[q] - sum * t2;
-                AT(base, o + e2) = a2[q] - sum * t3;
-            } else {
-                const real sum = a0[q] + v2 * a1[q];
-                AT(base, o + e0) = a0[q] - sum * t1;
-                AT(base, o + e1) = a1[q] - sum * t2;
-            }
-        }
+        if (j <= j1)
+            slice_update(base, gs, o, e0, e1, e2, nr, a0[q], a1[q], a2[q], t1, t2, t3, v2, v3);
     }
 #if QR_EAGER_TRIPS < QR_TRIPS
     slices_apply(base, gs, cols, k, e0, e1, e2, j0 + QR_EAGER_TRIPS * PB, j1, nr, t1, v2, v3);
