@@ -294,6 +294,9 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
 #define QR_RL (PANEL_WG / QR_NB) /* qr_panel: work-items sharing one column (its row lanes) */
 #define QR_CT (QR_WG / QR_NB) /* qr_apply: columns of C per work-group */
 #define QR_RCH 64             /* qr_apply: rows staged per step */
+#ifndef QR_TB
+#define QR_TB 64 /* t_diag_blocks: columns of a diagonal block of the panel's whole T */
+#endif
 
 /* A column's norm by Blue's algorithm with LAPACK 3.10 dnrm2's constants: squares summed in three
  * ranges (entries below TSML scaled up by SSML, above TBIG scaled down by SBIG, the rest as they
@@ -825,6 +828,38 @@ void tri_inverse(__global const real *R, ulong offR, int n, __global real *X, ul
                 x[r] -= xv * ri[r];
         }
     }
+}
+
+/* The diagonal blocks, QR_TB columns each, of the n x n T of all n reflectors of a panel
+ * (column-major, leading dimension n): group g forms block g by dlarft's recursion
+ * T(i, j) = -tau_j sum_{i <= k < j} T(i, k) S(k, j), T(j, j) = tau_j, from S = V^T V (n x n,
+ * leading dimension n) and the taus (the diagonals of the QR_NB-column blocks' T in Tb). Work-item
+ * i forms row i. The host forms the blocks above by GEMMs (LAPACK dgeqrt3's T12 = -T11 S12 T22). */
+__kernel __attribute__((reqd_work_group_size(QR_TB, 1, 1)))
+void t_diag_blocks(__global const real *S, ulong offS, __global const real *Tb, ulong offTb, int n,
+                   __global real *T, ulong offT)
+{
+    __local real tl[QR_TB * QR_TB]; /* tl[j QR_TB + i] = T(o + i, o + j) */
+    __local real scol[QR_TB];
+    const int i = (int)get_local_id(0), o = (int)get_group_id(0) * QR_TB;
+    const int w = min(QR_TB, n - o);
+    S += offS;
+    Tb += offTb;
+    T += offT;
+    for (int j = 0; j < w; ++j) {
+        const int c = o + j;
+        const real tau = Tb[(size_t)(c / QR_NB) * QR_NB * QR_NB + (size_t)(c % QR_NB) * (QR_NB + 1)];
+        scol[i] = i < j ? S[(size_t)c * n + o + i] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        real s = 0;
+        for (int k = i; k < j; ++k)
+            s += tl[k * QR_TB + i] * scol[k];
+        tl[j * QR_TB + i] = i < j ? -tau * s : i == j ? tau : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (i < w)
+        for (int j = 0; j < w; ++j)
+            T[(size_t)(o + j) * n + o + i] = tl[j * QR_TB + i];
 }
 
 /* Q = I (m x m, leading dimension ld) */

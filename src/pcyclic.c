@@ -274,7 +274,9 @@ typedef struct {
     int dev_panels; /* method 3: the panels on the device too (kernels of cl/pcyclic.cl) */
     double phase_s[4]; /* method 3 with BATCHCL_PCYCLIC_PHASES=1: BSOF (with the column version),
                         * the row version, the Q^T application; [3] < 0: not measured */
-    bcl_kernel_entry *k_panel, *k_apply, *k_take_r, *k_tri, *k_eye, *k_finish;
+    bcl_kernel_entry *k_panel, *k_apply, *k_take_r, *k_tri, *k_eye, *k_finish, *k_tdiag;
+    int q_gemm; /* method 3: Q^(k) = I - V T V^T by clBLAST GEMMs (T of the whole panel), not by
+                 * qr_apply's passes of the block reflectors over the identity */
     int panel_wg;   /* work-items of a qr_panel group */
     int panel_rows; /* qr_panel_reg: rows a lane holds; 0: qr_panel (global memory) */
     int panel_shuffle; /* qr_panel_reg sums within warps by NVIDIA's shuffles */
@@ -551,38 +553,43 @@ static bcl_status invert_column(bsofi *w, int j, cl_mem H, size_t offH)
 }
 
 /* Batched GEMM of `count` n x n products C_i = alpha A_i B_i (clBLAST's batched routine). */
-static bcl_status gemm_blocks(bsofi *w, size_t count, double alpha, cl_mem A, const size_t *offA,
-                              size_t lda, cl_mem B, const size_t *offB, size_t ldb, cl_mem C,
-                              const size_t *offC, size_t ldc, double *alphas, double *betas)
+/* count products C_i := alpha op(A_i) op(B_i) + beta C_i of one shape, at the offsets given, in
+ * one clBLAST batched GEMM */
+static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m,
+                               size_t n, size_t k, size_t count, double alpha, cl_mem A,
+                               const size_t *offA, size_t lda, cl_mem B, const size_t *offB,
+                               size_t ldb, double beta, cl_mem C, const size_t *offC, size_t ldc)
 {
-    if (count == 0)
+    if (count == 0 || m == 0 || n == 0 || k == 0)
         return BCL_SUCCESS;
-    const size_t n = (size_t)w->n;
+    double *scalars = malloc(sizeof *scalars * 2 * count);
+    if (!scalars)
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
     CLBlastStatusCode s = CLBlastSuccess;
     if (w->force_fail) {
         s = CLBlastUnknownError;
     } else if (w->dbl) {
         for (size_t i = 0; i < count; ++i) {
-            alphas[i] = alpha;
-            betas[i] = 0;
+            scalars[i] = alpha;
+            scalars[count + i] = beta;
         }
-        s = CLBlastDgemmBatched(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, n, n,
-                                n, alphas, A, offA, lda, B, offB, ldb, betas, C, offC, ldc, count,
-                                &w->q, NULL);
+        s = CLBlastDgemmBatched(CLBlastLayoutColMajor, ta, tb, m, n, k, scalars, A, offA, lda, B,
+                                offB, ldb, scalars + count, C, offC, ldc, count, &w->q, NULL);
     } else {
-        float *fa = (float *)(void *)alphas, *fb = (float *)(void *)betas;
+        float *fs = (float *)(void *)scalars;
         for (size_t i = 0; i < count; ++i) {
-            fa[i] = (float)alpha;
-            fb[i] = 0;
+            fs[i] = (float)alpha;
+            fs[count + i] = (float)beta;
         }
-        s = CLBlastSgemmBatched(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, n, n,
-                                n, fa, A, offA, lda, B, offB, ldb, fb, C, offC, ldc, count, &w->q,
-                                NULL);
+        s = CLBlastSgemmBatched(CLBlastLayoutColMajor, ta, tb, m, n, k, fs, A, offA, lda, B, offB,
+                                ldb, fs + count, C, offC, ldc, count, &w->q, NULL);
     }
+    free(scalars);
     if (s != CLBlastSuccess)
         return bcl_fail(w->ctx, BCL_OPENCL_ERROR,
-                        "%s: clBLAST %cGEMMBATCHED (%zu products of order %zu) failed: %s (%d)%s",
-                        w->fn, w->dbl ? 'D' : 'S', count, n, clblast_status_name(s), (int)s,
+                        "%s: clBLAST %cGEMMBATCHED (%zu products, m = %zu, n = %zu, k = %zu) "
+                        "failed: %s (%d)%s",
+                        w->fn, w->dbl ? 'D' : 'S', count, m, n, k, clblast_status_name(s), (int)s,
                         w->force_fail ? " (forced by BATCHCL_CLBLAST_FAIL)" : "");
     return BCL_SUCCESS;
 }
@@ -602,12 +609,8 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
         for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i)
             s = invert_diagonal(w, i, H, offH);
     size_t *off = malloc(sizeof *off * 3 * (size_t)p);
-    double *scalars = malloc(sizeof *scalars * 2 * (size_t)p);
-    if (!off || !scalars) {
-        free(off);
-        free(scalars);
+    if (!off)
         return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
-    }
     size_t *oa = off, *ob = off + p, *oc = off + 2 * p;
     const int ny = p > 2 ? p - 2 : 0, nt = p - 1;
     for (int i = 0; i < ny; ++i) {
@@ -616,8 +619,8 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
         oc[i] = offH + block_at(w, i, p - 1);
     }
     if (s == BCL_SUCCESS)
-        s = gemm_blocks(w, (size_t)ny, -1.0, H, oa, w->N, w->dR, ob, n, H, oc, w->N, scalars,
-                        scalars + p);
+        s = gemm_batched(w, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, (size_t)ny, -1.0, H,
+                         oa, w->N, w->dR, ob, n, 0.0, H, oc, w->N);
     if (s == BCL_SUCCESS && ny > 0)
         s = trmm_right_upper(w, (size_t)ny * n, n, H, offH + block_at(w, p - 1, p - 1), w->N, H,
                              offH + block_at(w, 0, p - 1), w->N);
@@ -627,10 +630,9 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
         oc[i] = (size_t)(p + i) * nn;
     }
     if (s == BCL_SUCCESS)
-        s = gemm_blocks(w, (size_t)nt, -1.0, H, oa, w->N, w->dR, ob, n, w->dS, oc, n, scalars,
-                        scalars + p);
+        s = gemm_batched(w, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, (size_t)nt, -1.0, H,
+                         oa, w->N, w->dR, ob, n, 0.0, w->dS, oc, n);
     free(off);
-    free(scalars);
     for (int i = p - 2; i >= 0 && s == BCL_SUCCESS; --i) {
         const int c0 = i + 1 > w->jF ? i + 1 : w->jF;
         s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, n, (size_t)(p - c0) * n, n, 1.0, w->dS,
@@ -691,6 +693,7 @@ static bcl_status fill_zero(bsofi *w, cl_mem H, size_t offH)
  * update of block rows k, k+1 is four n x n x n GEMMs with Q^(k)'s quarters. */
 
 #define QR_WG 256     /* work-items of a qr_apply group */
+#define QR_TB 64      /* columns of t_diag_blocks' blocks (its work-items) */
 #define APPLY_SPLIT_ROWS 256 /* rows of C a qr_apply work-group takes (a multiple of its QR_RCH) */
 /* qr_panel: up to 32 row lanes a column (1024 work-items), for the latency of its global loads;
  * fewer where the kernel's registers do not allow that many */
@@ -731,8 +734,9 @@ static bcl_status dev_kernels(bsofi *w)
         w->panel_shuffle = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL &&
                            !w->ctx->pcyclic_no_shuffle && !(shuffle_env && !strcmp(shuffle_env, "0"));
         for (;;) {
-            snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DPANEL_WG=%d -DPANEL_ROWS=%d%s%s",
-                     w->nb, QR_WG, w->panel_wg, w->panel_rows,
+            snprintf(opt, sizeof opt,
+                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_ROWS=%d%s%s", w->nb,
+                     QR_WG, QR_TB, w->panel_wg, w->panel_rows,
                      w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", w->dbl ? " -DBCL_DOUBLE" : "");
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel_reg", &w->k_panel);
             if (s == BCL_BUILD_FAILED && w->panel_shuffle) { /* remembered, and not an error */
@@ -750,10 +754,17 @@ static bcl_status dev_kernels(bsofi *w)
     }
     if (!w->panel_rows)
         w->nb = 32;
+    /* Q^(k) by GEMMs from n = 256 on (qr_apply passes over Q once per block of nb columns: on the
+     * H100 the GEMMs took BSOF from 133 to 100 ms at n = 1024, 52.5 to 46.2 at 512, 32.2 to 31.6
+     * at 256); BATCHCL_PCYCLIC_QFORM=gemm or apply forces either */
+    const char *qform = getenv("BATCHCL_PCYCLIC_QFORM");
+    w->q_gemm = qform && !strcmp(qform, "gemm")    ? 1
+                : qform && !strcmp(qform, "apply") ? 0
+                                                   : w->n >= 256;
     for (int i = 0; i < 3 && !w->panel_rows; ++i) {
         w->panel_wg = panel_wgs[i];
-        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DPANEL_WG=%d%s", w->nb, QR_WG,
-                 w->panel_wg, w->dbl ? " -DBCL_DOUBLE" : "");
+        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d%s", w->nb, QR_WG,
+                 QR_TB, w->panel_wg, w->dbl ? " -DBCL_DOUBLE" : "");
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel", &w->k_panel);
         if (s != BCL_SUCCESS)
             return s;
@@ -761,23 +772,22 @@ static bcl_status dev_kernels(bsofi *w)
             break;
     }
     /* the rest from the panel kernel's program; qr_apply and tri_inverse need groups of 256 */
-    const char *names[6] = {w->panel_rows ? "qr_panel_reg" : "qr_panel", "qr_apply", "tri_inverse",
-                            "qr_take_r", "set_identity", "bsofi_finish"};
-    bcl_kernel_entry **out[6] = {&w->k_panel, &w->k_apply, &w->k_tri, &w->k_take_r, &w->k_eye,
-                                 &w->k_finish};
-    for (int i = 1; i < 6; ++i) {
+    const char *names[7] = {w->panel_rows ? "qr_panel_reg" : "qr_panel", "qr_apply", "tri_inverse",
+                            "qr_take_r", "set_identity", "bsofi_finish", "t_diag_blocks"};
+    bcl_kernel_entry **out[7] = {&w->k_panel, &w->k_apply, &w->k_tri, &w->k_take_r, &w->k_eye,
+                                 &w->k_finish, &w->k_tdiag};
+    for (int i = 1; i < 7; ++i) {
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, names[i], out[i]);
         if (s != BCL_SUCCESS)
             return s;
     }
-    for (int i = 0; i < 3; ++i) {
-        const size_t need = i == 0 ? (size_t)w->panel_wg : QR_WG;
-        if ((*out[i])->max_work_group < need)
+    const size_t need[7] = {(size_t)w->panel_wg, QR_WG, 256, 0, 0, 0, QR_TB}; /* fixed groups */
+    for (int i = 0; i < 7; ++i)
+        if ((*out[i])->max_work_group < need[i])
             return bcl_fail(w->ctx, BCL_UNSUPPORTED_SIZE,
                             "%s: the device panels (pcyclic_method 3) need %zu work-items per group "
                             "in %s; the device allows %zu",
-                            w->fn, need, names[i], (*out[i])->max_work_group);
-    }
+                            w->fn, need[i], names[i], (*out[i])->max_work_group);
     return BCL_SUCCESS;
 }
 
@@ -846,7 +856,10 @@ static bcl_status apply_block(bsofi *w, int m, int j0, int trans, cl_mem C, size
 static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
 {
     const int n = w->n;
-    bcl_status s = BCL_SUCCESS;
+    /* the panel kernels write V from each block's first row down; S = V^T V (dev_form_t) needs
+     * the zeros above */
+    bcl_status s = w->q_gemm ? clear_buffer(w, w->dV, 0, (size_t)m * n, "clearing the reflectors")
+                             : BCL_SUCCESS;
     for (int j0 = 0; j0 < n && s == BCL_SUCCESS; j0 += w->nb) {
         cl_kernel kp = w->k_panel->kernel;
         const cl_int cm = m, cj0 = j0, nbk = n - j0 < w->nb ? n - j0 : w->nb, cld = ldp;
@@ -885,8 +898,48 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
     return run_kernel(w, w->k_take_r, err, round_up(w->nn, 256), 0, "launching qr_take_r");
 }
 
-/* The explicit Q = H_0 ... H_n-1 (m x m, leading dimension ldq) of the last dev_qr: the identity
- * times the block reflectors, last to first. */
+/* The T of all n reflectors of the last dev_qr (n x n, leading dimension n, at w->r_tm in w->dR,
+ * zero below the diagonal) from S = V^T V (at w->r_w): t_diag_blocks forms its diagonal blocks of
+ * QR_TB columns by dlarft's recursion; the blocks above are formed in halves of growing width
+ * (LAPACK dgeqrt3's T12 = -T11 S12 T22, X = T11 S12 at w->r_u), two GEMMs a pair. */
+static bcl_status dev_form_t(bsofi *w, int m)
+{
+    const size_t n = (size_t)w->n, tb = QR_TB;
+    const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
+    cl_mem R = w->dR;
+    bcl_status s = gemm(w, tr, no, n, n, (size_t)m, 1.0, w->dV, 0, (size_t)m, w->dV, 0, (size_t)m,
+                        0.0, R, w->r_w, n);
+    if (s == BCL_SUCCESS)
+        s = clear_buffer(w, R, w->r_tm, w->nn, "clearing T");
+    if (s != BCL_SUCCESS)
+        return s;
+    cl_kernel k = w->k_tdiag->kernel;
+    const cl_ulong zero = 0, os = w->r_w, ot = w->r_tm;
+    const cl_int cn = w->n;
+    cl_int err = CL_SUCCESS;
+    SET_ARG(k, 0, R);
+    SET_ARG(k, 1, os);
+    SET_ARG(k, 2, w->dTb);
+    SET_ARG(k, 3, zero);
+    SET_ARG(k, 4, cn);
+    SET_ARG(k, 5, R);
+    SET_ARG(k, 6, ot);
+    s = run_kernel(w, w->k_tdiag, err, (n + tb - 1) / tb * tb, tb, "launching t_diag_blocks");
+    for (size_t h = tb; h < n && s == BCL_SUCCESS; h *= 2)
+        for (size_t o = 0; o + h < n && s == BCL_SUCCESS; o += 2 * h) {
+            const size_t r = n - o - h < h ? n - o - h : h; /* the right half's width */
+            s = gemm(w, no, no, h, r, h, 1.0, R, w->r_tm + o * n + o, n, R,
+                     w->r_w + (o + h) * n + o, n, 0.0, R, w->r_u, h);
+            if (s == BCL_SUCCESS)
+                s = gemm(w, no, no, h, r, r, -1.0, R, w->r_u, h, R, w->r_tm + (o + h) * n + o + h,
+                         n, 0.0, R, w->r_tm + (o + h) * n + o, n);
+        }
+    return s;
+}
+
+/* The explicit Q = H_0 ... H_n-1 (m x m, leading dimension ldq) of the last dev_qr: with
+ * w->q_gemm Q = I - V (T V^T) by two GEMMs (T from dev_form_t; W = T V^T at w->r_tv), else the
+ * identity times the block reflectors, last to first (qr_apply). */
 static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
 {
     cl_kernel k = w->k_eye->kernel;
@@ -899,6 +952,19 @@ static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
     SET_ARG(k, 3, cm);
     bcl_status s = run_kernel(w, w->k_eye, err, round_up((size_t)m * m, 256), 0,
                               "launching set_identity");
+    if (w->q_gemm) {
+        const size_t n = (size_t)w->n;
+        const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
+        if (s == BCL_SUCCESS)
+            s = dev_form_t(w, m);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, no, tr, n, (size_t)m, n, 1.0, w->dR, w->r_tm, n, w->dV, 0, (size_t)m, 0.0,
+                     w->dR, w->r_tv, n);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, no, no, (size_t)m, (size_t)m, n, -1.0, w->dV, 0, (size_t)m, w->dR, w->r_tv,
+                     n, 1.0, Q, offQ, (size_t)ldq);
+        return s;
+    }
     for (int j0 = (w->n - 1) / w->nb * w->nb; j0 >= 0 && s == BCL_SUCCESS; j0 -= w->nb)
         s = apply_block(w, m, j0, 0, Q, offQ + (size_t)j0 * ldq, ldq, m - j0);
     return s;
@@ -1561,13 +1627,14 @@ static void plan_columns(bsofi *w)
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
-             "kernels, %d work-items a panel, %s; GEMMs with clBLAST); j_F = %d of %d block "
-             "columns inverted column-wise, the rest by rows",
+             "kernels, %d work-items a panel, %s; Q^(k) %s; GEMMs with clBLAST); j_F = %d of %d "
+             "block columns inverted column-wise, the rest by rows",
              w->nb, w->panel_wg,
              !w->panel_rows     ? "in global memory"
              : w->panel_shuffle ? "in registers, warp shuffles"
                                 : "in registers, warp sums in local memory",
-             w->jF, w->p);
+             w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)", w->jF,
+             w->p);
     append_gemm_note(w);
 }
 

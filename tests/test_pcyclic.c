@@ -281,6 +281,22 @@ static void test_variants(void **state)
         if (!tu_quick())
             check_batch(ctx, 1, 1, 0, 70, 3, 1, "device panels, split applies");
         unsetenv("BATCHCL_PCYCLIC_SPLIT_ROWS");
+        /* Q^(k) = I - V T V^T by GEMMs (the default from n = 256 on) and from the block
+         * reflectors, each forced: T's diagonal blocks of 64 columns and, at n = 150, two levels
+         * of halves above them (64 + 64 and a right half of 22, then 128 + 22) */
+        setenv("BATCHCL_PCYCLIC_QFORM", "gemm", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 150, 2, 1, "device panels, Q by GEMMs");
+        check_batch(ctx, 1, 0, 0, 100, 3, 1, "device panels, Q by GEMMs");
+        check_batch(ctx, 0, 0, 0, 70, 2, 1, "device panels, Q by GEMMs");
+        if (!strstr(bcl_last_kernel(ctx), "by GEMMs"))
+            fail_msg("expected Q^(k) by GEMMs in: %s", bcl_last_kernel(ctx));
+        setenv("BATCHCL_PCYCLIC_NB", "8", 1);
+        setenv("BATCHCL_PCYCLIC_QFORM", "apply", 1);
+        check_batch(ctx, 1, 0, 0, 37, 2, 1, "device panels, blocks of 8, Q by qr_apply");
+        if (!strstr(bcl_last_kernel(ctx), "(qr_apply)"))
+            fail_msg("expected Q^(k) from the block reflectors in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_NB");
+        unsetenv("BATCHCL_PCYCLIC_QFORM");
         /* the panel kernel for n > 1024, which reads its block column from global memory */
         setenv("BATCHCL_PCYCLIC_PANEL", "global", 1);
         check_batch(ctx, 1, 2, GRID_COND, 37, 4, 1, "device panels, global memory");
@@ -471,7 +487,8 @@ static int clear_hooks(void **state)
     (void)state;
     static const char *const hooks[] = {"BATCHCL_CLBLAST_FAIL", "BATCHCL_PCYCLIC_CALIBRATE",
                                         "BATCHCL_PCYCLIC_NB", "BATCHCL_PCYCLIC_SPLIT_ROWS",
-                                        "BATCHCL_PCYCLIC_PANEL", "BATCHCL_CLBLAST_TUNED"};
+                                        "BATCHCL_PCYCLIC_PANEL", "BATCHCL_CLBLAST_TUNED",
+                                        "BATCHCL_PCYCLIC_QFORM"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
