@@ -552,7 +552,6 @@ static bcl_status invert_column(bsofi *w, int j, cl_mem H, size_t offH)
     return s;
 }
 
-/* Batched GEMM of `count` n x n products C_i = alpha A_i B_i (clBLAST's batched routine). */
 /* count products C_i := alpha op(A_i) op(B_i) + beta C_i of one shape, at the offsets given, in
  * one clBLAST batched GEMM */
 static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m,
