@@ -906,10 +906,10 @@ static bcl_status dev_form_t(bsofi *w, int m)
     const size_t n = (size_t)w->n, tb = QR_TB;
     const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
     cl_mem R = w->dR;
+    /* no clearing: below the diagonal blocks T keeps the zeros bsofi_init wrote into dR (nothing
+     * writes there), and every other entry is written below */
     bcl_status s = gemm(w, tr, no, n, n, (size_t)m, 1.0, w->dV, 0, (size_t)m, w->dV, 0, (size_t)m,
                         0.0, R, w->r_w, n);
-    if (s == BCL_SUCCESS)
-        s = clear_buffer(w, R, w->r_tm, w->nn, "clearing T");
     if (s != BCL_SUCCESS)
         return s;
     cl_kernel k = w->k_tdiag->kernel;
