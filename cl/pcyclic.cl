@@ -314,6 +314,18 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
 #define BLUE_SBIG 0x1p-76f
 #endif
 
+/* qr_panel_reg's plain sum of squares is taken when it lies in [MIN, MAX]: no square overflowed,
+ * the squares that underflowed (each below 2^-1022, or 2^-126 in float, even where flushed to
+ * zero) change it by less than 2^-60 of itself for up to 4096 rows, and beta (alpha - beta) stays
+ * a normal number; anywhere else Blue's sums decide */
+#ifdef BCL_DOUBLE
+#define PLAIN_SSQ_MIN 0x1p-950
+#define PLAIN_SSQ_MAX 0x1p1000
+#else
+#define PLAIN_SSQ_MIN 0x1p-54f
+#define PLAIN_SSQ_MAX 0x1p100f
+#endif
+
 /* selects, not branches (in unrolled loops on the panel's critical path, NVIDIA's compiler made
  * every branch a reconvergence point); a NaN lands in med */
 static void blue_add(real x, real *sml, real *med, real *big)
@@ -489,7 +501,20 @@ void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __g
 #endif
 #define PW_NW (PANEL_WG / 32)    /* warps */
 #define PW_CPW (QR_NB / PW_NW)   /* columns a warp holds */
-#define PW_SUMS (PW_CPW > 4 ? PW_CPW : 4)
+/* A column step's sums: ||x||^2, then with shuffles the dot products x^T a_c of the warp's columns
+ * (a_c(col) comes from its lane; Blue's sums, or the dot products again with v, only in the rare
+ * steps that need them: a branch is free of barriers there), else a_c(col) and Blue's three sums
+ * (the local-memory sums have barriers, which stay out of branches: Blue's sums always ride along,
+ * and the dot products with v always take a second reduction) */
+#ifdef BCL_PTX_SHUFFLE
+#define PW_EARLY 1
+#define PW_SUMS (1 + PW_CPW)
+#else
+#define PW_EARLY 0
+#define PW_SUMS (1 + PW_CPW + 3)
+#endif
+/* partial sums a lane keeps apart over its rows (shorter chains of dependent additions) */
+#define PW_SPLIT (PANEL_ROWS >= 32 ? 2 : 1)
 
 #ifdef BCL_PTX_SHUFFLE
 /* x of the lane whose index is this lane's xor mask (shfl.sync.bfly over the full warp) */
@@ -507,6 +532,21 @@ static real lane_xor(real x, int mask)
     return as_float(out);
 #endif
 }
+/* x of lane src (shfl.sync.idx over the full warp) */
+static real lane_get(real x, int src)
+{
+#ifdef BCL_DOUBLE
+    const uint2 in = as_uint2(x);
+    uint lo, hi;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 31, -1;" : "=r"(lo) : "r"(in.x), "r"(src));
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 31, -1;" : "=r"(hi) : "r"(in.y), "r"(src));
+    return as_double((uint2)(lo, hi));
+#else
+    uint out;
+    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(as_uint(x)), "r"(src));
+    return as_float(out);
+#endif
+}
 /* the butterfly leaves the same sum in every lane (a + b == b + a in floating point) */
 #define WARP_SUMS(vals, count)                                                                    \
     for (int mask_ = 16; mask_ > 0; mask_ >>= 1) {                                                \
@@ -514,7 +554,6 @@ static real lane_xor(real x, int mask)
         for (int c_ = 0; c_ < (count); ++c_)                                                      \
             vals[c_] += lane_xor(vals[c_], mask_);                                                \
     }
-#define OWNER_ONLY(cond) (cond)
 #else
 /* every lane sums its warp's 32 values in the same order; the barriers make every warp take part
  * (a macro, not a function: PoCL did not honour barriers inside helpers) */
@@ -533,7 +572,6 @@ static real lane_xor(real x, int mask)
             vals[c_] = s_;                                                                        \
         }                                                                                         \
     } while (0)
-#define OWNER_ONLY(cond) 1
 #endif
 
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
@@ -565,60 +603,132 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
         UNROLL
         for (int cj = 0; cj < PW_CPW; ++cj) { /* step j: column cj of warp owner */
             const int j = jb + cj, col = j0 + j, buf = j & 1;
-            if (OWNER_ONLY(warp == owner)) { /* ||x||: Blue's sums, and alpha (-0 elsewhere, so
-                                              * that the sum keeps alpha's sign even when zero) */
-                real sums[4] = {0, 0, 0, -(real)0};
-                UNROLL
-                for (int i = 0; i < PANEL_ROWS; ++i) {
-                    const int r = j0 + lane + 32 * i;
-                    blue_add(r > col ? a[cj][i] : 0, &sums[0], &sums[1], &sums[2]);
-                    sums[3] = r == col ? a[cj][i] : sums[3];
-                }
-                WARP_SUMS(sums, 4);
-                if (warp == owner) {
-                    real beta, tau, scal;
-                    reflector_of(sums[3], sums[0], sums[1], sums[2], &beta, &tau, &scal);
-                    if (j >= nbk)
-                        tau = 0;
-                    UNROLL
-                    for (int i = 0; i < PANEL_ROWS; ++i) {
-                        const int r = j0 + lane + 32 * i;
-                        /* selects, as in blue_add */
-                        const real v = r > col ? a[cj][i] * scal : r == col ? 1 : 0;
-                        a[cj][i] = r > col ? v : r == col ? beta : a[cj][i];
-                        vbuf[buf][lane + 32 * i] = v;
-                    }
-                    if (lane == 0)
-                        tau_l[j] = tau;
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            const real tau = tau_l[j];
-            real v[PANEL_ROWS], dots[PW_CPW];
-            UNROLL
-            for (int i = 0; i < PANEL_ROWS; ++i)
-                v[i] = vbuf[buf][lane + 32 * i];
-            UNROLL
-            for (int c = 0; c < PW_CPW; ++c) {
-                real s = 0;
+            /* The owner publishes column j as reflectors 0..j-1 left it, and every warp forms
+             * reflector j itself, with ||x||^2 and the dot products of x with its own columns in
+             * one reduction: one reduction and one barrier on the chain of column steps */
+            if (warp == owner) {
                 UNROLL
                 for (int i = 0; i < PANEL_ROWS; ++i)
-                    s += v[i] * a[c][i];
-                dots[c] = s;
+                    vbuf[buf][lane + 32 * i] = a[cj][i];
             }
-            WARP_SUMS(dots, PW_CPW);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const real alpha = vbuf[buf][j];
+            real x[PANEL_ROWS], part[PW_SPLIT][PW_SUMS], sums[PW_SUMS];
+            UNROLL
+            for (int h = 0; h < PW_SPLIT; ++h) {
+                UNROLL
+                for (int s = 0; s < PW_SUMS; ++s)
+                    part[h][s] = 0;
+            }
+            UNROLL
+            for (int i = 0; i < PANEL_ROWS; ++i) {
+                const int r = j0 + lane + 32 * i, h = i % PW_SPLIT;
+                x[i] = r > col ? vbuf[buf][lane + 32 * i] : 0;
+                part[h][0] += x[i] * x[i];
+                UNROLL
+                for (int c = 0; c < PW_CPW; ++c) {
+#if PW_EARLY
+                    part[h][1 + c] += x[i] * a[c][i]; /* x^T a_c below row col */
+#else
+                    part[h][1 + c] += r == col ? a[c][i] : 0; /* a_c at row col */
+#endif
+                }
+#if !PW_EARLY
+                blue_add(x[i], &part[h][1 + PW_CPW], &part[h][2 + PW_CPW], &part[h][3 + PW_CPW]);
+#endif
+            }
+            UNROLL
+            for (int s = 0; s < PW_SUMS; ++s) {
+                sums[s] = part[0][s];
+                UNROLL
+                for (int h = 1; h < PW_SPLIT; ++h)
+                    sums[s] += part[h][s];
+            }
+            real acol[PW_CPW]; /* a_c(col), held by lane j (row j0 + j, the first of its rows) */
+#if PW_EARLY
+            UNROLL
+            for (int c = 0; c < PW_CPW; ++c)
+                acol[c] = lane_get(a[c][0], j);
+#endif
+            WARP_SUMS(sums, PW_SUMS);
+#if !PW_EARLY
+            UNROLL
+            for (int c = 0; c < PW_CPW; ++c)
+                acol[c] = sums[1 + c];
+#endif
+            real beta = alpha, tau = 0, scal = 1;
+            const real ssq = sums[0], tot = ssq + alpha * alpha;
+            const int plain = ssq >= PLAIN_SSQ_MIN && tot <= PLAIN_SSQ_MAX; /* same in all warps */
+            if (plain) {
+                /* one division: rcp = 1 / (beta (alpha - beta)) gives tau = (beta - alpha) / beta
+                 * and scal = 1 / (alpha - beta) */
+                beta = -copysign(sqrt(tot), alpha);
+                const real amb = alpha - beta, rcp = 1 / (beta * amb);
+                tau = -(amb * amb) * rcp;
+                scal = beta * rcp;
+            } else { /* extreme, zero or NaN entries */
+#if PW_EARLY
+                real blue[3] = {0, 0, 0};
+                UNROLL
+                for (int i = 0; i < PANEL_ROWS; ++i)
+                    blue_add(x[i], &blue[0], &blue[1], &blue[2]);
+                WARP_SUMS(blue, 3);
+#else
+                const real *blue = sums + 1 + PW_CPW;
+#endif
+                reflector_of(alpha, blue[0], blue[1], blue[2], &beta, &tau, &scal);
+            }
+            if (j >= nbk)
+                tau = 0;
+            real vdots[PW_CPW]; /* v^T a_c below row col */
+            UNROLL
+            for (int i = 0; i < PANEL_ROWS; ++i)
+                x[i] *= scal; /* x becomes v below row col */
+#if PW_EARLY
+            /* x^T a_c scaled (in the plain range an underflow there costs under 2^-60 of ||H||),
+             * unless entries of a_c near the overflow threshold made it overflow */
+            int early = plain;
+            UNROLL
+            for (int c = 0; c < PW_CPW; ++c) {
+                vdots[c] = sums[1 + c] * scal;
+                early &= isfinite(vdots[c]);
+            }
+            if (!early)
+#endif
+            {
+                UNROLL
+                for (int c = 0; c < PW_CPW; ++c) {
+                    vdots[c] = 0;
+                    UNROLL
+                    for (int i = 0; i < PANEL_ROWS; ++i)
+                        vdots[c] += x[i] * a[c][i];
+                }
+                WARP_SUMS(vdots, PW_CPW);
+            }
             UNROLL
             for (int c = 0; c < PW_CPW; ++c) {
                 const int gc = warp * PW_CPW + c;
+                const real dot = acol[c] + vdots[c]; /* v_j^T a_c */
                 if (gc > j) {
-                    const real w = tau * dots[c];
+                    const real w = tau * dot;
                     UNROLL
-                    for (int i = 0; i < PANEL_ROWS; ++i)
-                        a[c][i] -= w * v[i];
+                    for (int i = 0; i < PANEL_ROWS; ++i) {
+                        const int r = j0 + lane + 32 * i;
+                        a[c][i] -= r == col ? w : w * x[i];
+                    }
                 } else if (gc < j && lane == 0) {
-                    gram[j * QR_NB + gc] = dots[c];
+                    gram[j * QR_NB + gc] = dot;
                 }
             }
+            if (warp == owner) { /* column j becomes beta on the diagonal and v below */
+                UNROLL
+                for (int i = 0; i < PANEL_ROWS; ++i) {
+                    const int r = j0 + lane + 32 * i;
+                    a[cj][i] = r > col ? x[i] : r == col ? beta : a[cj][i];
+                }
+            }
+            if (lid == 0)
+                tau_l[j] = tau;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
