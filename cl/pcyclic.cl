@@ -515,6 +515,11 @@ void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __g
 #endif
 /* partial sums a lane keeps apart over its rows (shorter chains of dependent additions) */
 #define PW_SPLIT (PANEL_ROWS >= 32 ? 2 : 1)
+/* x held in registers beside the block column; at 64 rows a lane the two exceed the 255
+ * registers of a work-item (NVIDIA), and x is read again from local memory where it is used */
+#ifndef PW_HOLD_X
+#define PW_HOLD_X (PANEL_ROWS < 64)
+#endif
 
 #ifdef BCL_PTX_SHUFFLE
 /* x of the lane whose index is this lane's xor mask (shfl.sync.bfly over the full warp) */
@@ -613,7 +618,14 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             const real alpha = vbuf[buf][j];
-            real x[PANEL_ROWS], part[PW_SPLIT][PW_SUMS], sums[PW_SUMS];
+            real part[PW_SPLIT][PW_SUMS], sums[PW_SUMS];
+            real xs = 1; /* the scale of x below: 1, then 1 / (alpha - beta) (x becomes v) */
+#if PW_HOLD_X
+            real x[PANEL_ROWS];
+#define PW_X(i) x[i]
+#else
+#define PW_X(i) (j0 + lane + 32 * (i) > col ? vbuf[buf][lane + 32 * (i)] * xs : 0)
+#endif
             UNROLL
             for (int h = 0; h < PW_SPLIT; ++h) {
                 UNROLL
@@ -623,18 +635,21 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             UNROLL
             for (int i = 0; i < PANEL_ROWS; ++i) {
                 const int r = j0 + lane + 32 * i, h = i % PW_SPLIT;
+#if PW_HOLD_X
                 x[i] = r > col ? vbuf[buf][lane + 32 * i] : 0;
-                part[h][0] += x[i] * x[i];
+#endif
+                const real xi = PW_X(i);
+                part[h][0] += xi * xi;
                 UNROLL
                 for (int c = 0; c < PW_CPW; ++c) {
 #if PW_EARLY
-                    part[h][1 + c] += x[i] * a[c][i]; /* x^T a_c below row col */
+                    part[h][1 + c] += xi * a[c][i]; /* x^T a_c below row col */
 #else
                     part[h][1 + c] += r == col ? a[c][i] : 0; /* a_c at row col */
 #endif
                 }
 #if !PW_EARLY
-                blue_add(x[i], &part[h][1 + PW_CPW], &part[h][2 + PW_CPW], &part[h][3 + PW_CPW]);
+                blue_add(xi, &part[h][1 + PW_CPW], &part[h][2 + PW_CPW], &part[h][3 + PW_CPW]);
 #endif
             }
             UNROLL
@@ -671,7 +686,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
                 real blue[3] = {0, 0, 0};
                 UNROLL
                 for (int i = 0; i < PANEL_ROWS; ++i)
-                    blue_add(x[i], &blue[0], &blue[1], &blue[2]);
+                    blue_add(PW_X(i), &blue[0], &blue[1], &blue[2]);
                 WARP_SUMS(blue, 3);
 #else
                 const real *blue = sums + 1 + PW_CPW;
@@ -681,9 +696,12 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             if (j >= nbk)
                 tau = 0;
             real vdots[PW_CPW]; /* v^T a_c below row col */
+#if PW_HOLD_X
             UNROLL
             for (int i = 0; i < PANEL_ROWS; ++i)
-                x[i] *= scal; /* x becomes v below row col */
+                x[i] *= scal;
+#endif
+            xs = scal;
 #if PW_EARLY
             /* x^T a_c scaled (in the plain range an underflow there costs under 2^-60 of ||H||),
              * unless entries of a_c near the overflow threshold made it overflow */
@@ -701,7 +719,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
                     vdots[c] = 0;
                     UNROLL
                     for (int i = 0; i < PANEL_ROWS; ++i)
-                        vdots[c] += x[i] * a[c][i];
+                        vdots[c] += PW_X(i) * a[c][i];
                 }
                 WARP_SUMS(vdots, PW_CPW);
             }
@@ -714,7 +732,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
                     UNROLL
                     for (int i = 0; i < PANEL_ROWS; ++i) {
                         const int r = j0 + lane + 32 * i;
-                        a[c][i] -= r == col ? w : w * x[i];
+                        a[c][i] -= r == col ? w : w * PW_X(i);
                     }
                 } else if (gc < j && lane == 0) {
                     gram[j * QR_NB + gc] = dot;
@@ -724,11 +742,12 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
                 UNROLL
                 for (int i = 0; i < PANEL_ROWS; ++i) {
                     const int r = j0 + lane + 32 * i;
-                    a[cj][i] = r > col ? x[i] : r == col ? beta : a[cj][i];
+                    a[cj][i] = r > col ? PW_X(i) : r == col ? beta : a[cj][i];
                 }
             }
             if (lid == 0)
                 tau_l[j] = tau;
+#undef PW_X
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
