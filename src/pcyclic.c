@@ -293,6 +293,8 @@ typedef struct {
     cl_mem dT; /* 2n-column temporary of the Q^T application */
     cl_mem dQ; /* the Q^(k), 2n x 2n each, then Q^(p) */
     cl_mem dS; /* n x n multipliers: column version W_j at j, row version Xt_i at p + i */
+    cl_mem dGemmTmp;       /* clBLAST's indirect GEMM's padded operands (NULL: none yet) */
+    size_t gemm_tmp_bytes; /* its size */
     cl_mem dR; /* device blocks, offsets below */
     size_t r_s, r_l, r_t, r_v, r_tm, r_w, r_a, r_u1, r_u, r_tv, r_eye;
     /* host panels */
@@ -313,12 +315,32 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
 {
     if (m == 0 || n == 0 || k == 0)
         return BCL_SUCCESS;
+    /* clBLAST's indirect GEMM pads and copies its operands into a temporary buffer, which it
+     * would allocate and free in every call: the workspace keeps one, grown as needed (a buffer
+     * released while kernels still use it lives until they are done) */
+    size_t tmp_bytes = 0;
+    if (!w->force_fail &&
+        (w->dbl ? CLBlastDGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
+                                             ldb, offC, ldc, &w->q, &tmp_bytes)
+                : CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
+                                             ldb, offC, ldc, &w->q, &tmp_bytes)) == CLBlastSuccess &&
+        tmp_bytes > w->gemm_tmp_bytes) {
+        if (w->dGemmTmp)
+            clReleaseMemObject(w->dGemmTmp);
+        cl_int err;
+        w->dGemmTmp = clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, tmp_bytes, NULL, &err);
+        w->gemm_tmp_bytes = err == CL_SUCCESS ? tmp_bytes : 0;
+        if (err != CL_SUCCESS)
+            w->dGemmTmp = NULL; /* clBLAST allocates its own, as without this buffer */
+    }
+    cl_mem tmp = tmp_bytes > 0 && tmp_bytes <= w->gemm_tmp_bytes ? w->dGemmTmp : NULL;
     CLBlastStatusCode s =
         w->force_fail ? CLBlastUnknownError
-        : w->dbl ? CLBlastDgemm(CLBlastLayoutColMajor, ta, tb, m, n, k, alpha, A, offA, lda, B, offB,
-                                ldb, beta, C, offC, ldc, &w->q, NULL)
-                 : CLBlastSgemm(CLBlastLayoutColMajor, ta, tb, m, n, k, (float)alpha, A, offA, lda, B,
-                                offB, ldb, (float)beta, C, offC, ldc, &w->q, NULL);
+        : w->dbl ? CLBlastDgemmWithTempBuffer(CLBlastLayoutColMajor, ta, tb, m, n, k, alpha, A, offA,
+                                              lda, B, offB, ldb, beta, C, offC, ldc, &w->q, NULL, tmp)
+                 : CLBlastSgemmWithTempBuffer(CLBlastLayoutColMajor, ta, tb, m, n, k, (float)alpha, A,
+                                              offA, lda, B, offB, ldb, (float)beta, C, offC, ldc,
+                                              &w->q, NULL, tmp);
     if (s != CLBlastSuccess)
         return bcl_fail(w->ctx, BCL_OPENCL_ERROR,
                         "%s: clBLAST %cGEMM (m = %zu, n = %zu, k = %zu) failed: %s (%d)%s%s", w->fn,
@@ -1172,9 +1194,9 @@ static void bsofi_release(bsofi *w)
             clReleaseEvent(w->arena_done[i]);
         free(w->arena[i]);
     }
-    cl_mem bufs[12] = {w->dT,   w->dQ,   w->dS,    w->dR, w->dP, w->dV,
-                       w->dTb,  w->dWp,  w->dRkk,  w->dBad, w->dA, w->dB};
-    for (int i = 0; i < 12; ++i)
+    cl_mem bufs[13] = {w->dT,   w->dQ,   w->dS,    w->dR, w->dP, w->dV,
+                       w->dTb,  w->dWp,  w->dRkk,  w->dBad, w->dA, w->dB, w->dGemmTmp};
+    for (int i = 0; i < 13; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
     free(w->Rd);
