@@ -288,7 +288,8 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
  * -DQR_NB (block width), -DQR_WG (work-items per group of qr_apply, a multiple of QR_NB and of
  * 32), -DPANEL_WG (of the panel kernels, a multiple of QR_NB and at most 32 QR_NB), -DPANEL_ROWS
  * (qr_panel_reg: rows a lane holds), -DBCL_PTX_SHUFFLE (qr_panel_reg: warp sums by NVIDIA's
- * shuffles), -DBCL_DOUBLE. Matrices are column-major with explicit leading dimensions; V is
+ * shuffles), -DPW_HOLD_X=0 (qr_panel_reg: x read from local memory at every size, for tests),
+ * -DBCL_DOUBLE. Matrices are column-major with explicit leading dimensions; V is
  * stored explicitly (zeros above the diagonal, ones on it). */
 
 #define QR_RL (PANEL_WG / QR_NB) /* qr_panel: work-items sharing one column (its row lanes) */
