@@ -280,6 +280,7 @@ typedef struct {
     int panel_wg;   /* work-items of a qr_panel group */
     int panel_rows; /* qr_panel_reg: rows a lane holds; 0: qr_panel (global memory) */
     int panel_shuffle; /* qr_panel_reg sums within warps by NVIDIA's shuffles */
+    int panel_x_local; /* qr_panel_reg reads x from local memory (64 rows a lane, or forced) */
     cl_mem dP;   /* method 3: the panel [At_k; B_k] (2n x n, leading dimension 2n) */
     cl_mem dV;   /* its reflectors, explicit (2n x n) */
     int nb;      /* method 3: block width of the device QR */
@@ -728,7 +729,8 @@ static bcl_status dev_kernels(bsofi *w)
      * 32 columns up to n = 256, 16 up to 512 and 8 up to 1024; larger n read the block column
      * from global memory (qr_panel, blocks of 32). BATCHCL_PCYCLIC_PANEL=global forces qr_panel
      * and BATCHCL_PCYCLIC_NB=8 or 16 a narrower block (tests); BATCHCL_PCYCLIC_PANEL_WG=512
-     * spreads the columns over 16 warps. */
+     * spreads the columns over 16 warps; BATCHCL_PCYCLIC_X_LOCAL=1 makes qr_panel_reg read x from
+     * local memory at any size, as it does at 64 rows a lane (tests). */
     int rows = 4; /* not fewer: one program serves every n <= 64 (each is a build) */
     while (32 * rows < 2 * w->n)
         rows *= 2;
@@ -754,11 +756,15 @@ static bcl_status dev_kernels(bsofi *w)
          * refuses it, through local memory */
         w->panel_shuffle = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL &&
                            !w->ctx->pcyclic_no_shuffle && !(shuffle_env && !strcmp(shuffle_env, "0"));
+        const char *x_env = getenv("BATCHCL_PCYCLIC_X_LOCAL");
+        const int x_forced = x_env && !strcmp(x_env, "1") && w->panel_rows < 64;
+        w->panel_x_local = w->panel_rows >= 64 || x_forced; /* pcyclic.cl's PW_HOLD_X */
         for (;;) {
             snprintf(opt, sizeof opt,
-                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_ROWS=%d%s%s", w->nb,
+                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_ROWS=%d%s%s%s", w->nb,
                      QR_WG, QR_TB, w->panel_wg, w->panel_rows,
-                     w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", w->dbl ? " -DBCL_DOUBLE" : "");
+                     w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
+                     w->dbl ? " -DBCL_DOUBLE" : "");
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel_reg", &w->k_panel);
             if (s == BCL_BUILD_FAILED && w->panel_shuffle) { /* remembered, and not an error */
                 w->panel_shuffle = 0;
@@ -1648,12 +1654,13 @@ static void plan_columns(bsofi *w)
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
-             "kernels, %d work-items a panel, %s; Q^(k) %s; GEMMs with clBLAST); j_F = %d of %d "
+             "kernels, %d work-items a panel, %s%s; Q^(k) %s; GEMMs with clBLAST); j_F = %d of %d "
              "block columns inverted column-wise, the rest by rows",
              w->nb, w->panel_wg,
              !w->panel_rows     ? "in global memory"
              : w->panel_shuffle ? "in registers, warp shuffles"
                                 : "in registers, warp sums in local memory",
+             w->panel_rows && w->panel_x_local ? ", reflector read from local memory" : "",
              w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)", w->jF,
              w->p);
     append_gemm_note(w);

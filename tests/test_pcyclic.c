@@ -281,6 +281,14 @@ static void test_variants(void **state)
         if (!tu_quick())
             check_batch(ctx, 1, 1, 0, 70, 3, 1, "device panels, split applies");
         unsetenv("BATCHCL_PCYCLIC_SPLIT_ROWS");
+        /* the register panel reading the reflector's x from local memory where it uses it (the
+         * default at 64 rows a lane, n > 512), forced at the sizes of the grid */
+        setenv("BATCHCL_PCYCLIC_X_LOCAL", "1", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 40, 3, 1, "device panels, x from local memory");
+        check_batch(ctx, 0, 0, 0, 37, 2, 1, "device panels, x from local memory");
+        if (!strstr(bcl_last_kernel(ctx), "reflector read from local memory"))
+            fail_msg("expected x from local memory in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_X_LOCAL");
         /* Q^(k) = I - V T V^T by GEMMs (the default from n = 256 on) and from the block
          * reflectors, each forced: T's diagonal blocks of 64 columns and, at n = 150, two levels
          * of halves above them (64 + 64 and a right half of 22, then 128 + 22) */
@@ -488,7 +496,7 @@ static int clear_hooks(void **state)
     static const char *const hooks[] = {"BATCHCL_CLBLAST_FAIL", "BATCHCL_PCYCLIC_CALIBRATE",
                                         "BATCHCL_PCYCLIC_NB", "BATCHCL_PCYCLIC_SPLIT_ROWS",
                                         "BATCHCL_PCYCLIC_PANEL", "BATCHCL_CLBLAST_TUNED",
-                                        "BATCHCL_PCYCLIC_QFORM"};
+                                        "BATCHCL_PCYCLIC_QFORM", "BATCHCL_PCYCLIC_X_LOCAL"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
