@@ -716,7 +716,8 @@ static bcl_status fill_zero(bsofi *w, cl_mem H, size_t offH)
 
 #define QR_WG 256     /* work-items of a qr_apply group */
 #define QR_TB 64      /* columns of t_diag_blocks' blocks (its work-items) */
-#define APPLY_SPLIT_ROWS 256 /* rows of C a qr_apply work-group takes (a multiple of its QR_RCH) */
+#define APPLY_SPLIT_ROWS 256 /* rows of C a qr_apply work-group takes beyond n = 256 (a multiple
+                              * of its QR_RCH) */
 /* qr_panel: up to 32 row lanes a column (1024 work-items), for the latency of its global loads;
  * fewer where the kernel's registers do not allow that many */
 static const int panel_wgs[3] = {1024, 512, 256};
@@ -743,11 +744,15 @@ static bcl_status dev_kernels(bsofi *w)
     const int nb_forced = nb_env ? atoi(nb_env) : 0;
     if (w->panel_rows && (nb_forced == 8 || nb_forced == 16) && nb_forced < w->nb)
         w->nb = nb_forced;
-    /* BATCHCL_PCYCLIC_SPLIT_ROWS=64 (a multiple of 64, at most 4096) splits small panels too
-     * (tests) */
+    /* qr_apply's row ranges: 64 rows up to n = 256 (panels of 512 rows in eight ranges), 256
+     * beyond; on the H100 (bench pcyclic --order 10000, ranges of 64 / 128 / 256 / 512 rows,
+     * two rounds in one run) n = 256 took 49.9 / 51.1 / 52.3 / 52.4 ms, n = 1024 172.5 / 176.8 /
+     * 170.2 / 194.0. BATCHCL_PCYCLIC_SPLIT_ROWS (a multiple of 64, at most 4096) sets it (tests) */
     const char *split_env = getenv("BATCHCL_PCYCLIC_SPLIT_ROWS");
     const int split = split_env ? atoi(split_env) : 0;
-    w->split_rows = split >= 64 && split <= 4096 && split % 64 == 0 ? split : APPLY_SPLIT_ROWS;
+    w->split_rows = split >= 64 && split <= 4096 && split % 64 == 0 ? split
+                    : w->n <= 256                                     ? 64
+                                                                      : APPLY_SPLIT_ROWS;
     char opt[160];
     if (w->panel_rows) {
         const int wg = wg_env ? atoi(wg_env) : 0;
