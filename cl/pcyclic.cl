@@ -523,36 +523,28 @@ void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __g
 #endif
 
 #ifdef BCL_PTX_SHUFFLE
-/* x of the lane whose index is this lane's xor mask (shfl.sync.bfly over the full warp) */
-static real lane_xor(real x, int mask)
+/* 32 bits of another lane of the warp: by_index ? lane arg (shfl.sync.idx) : this lane xor arg
+ * (shfl.sync.bfly); by_index is a constant at every call, so one instruction remains */
+static uint lane_bits(uint v, int arg, int by_index)
+{
+    uint out;
+    if (by_index)
+        asm volatile("shfl.sync.idx.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(v), "r"(arg));
+    else
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(v), "r"(arg));
+    return out;
+}
+static real lane_shuffle(real x, int arg, int by_index)
 {
 #ifdef BCL_DOUBLE
     const uint2 in = as_uint2(x);
-    uint lo, hi;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, -1;" : "=r"(lo) : "r"(in.x), "r"(mask));
-    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, -1;" : "=r"(hi) : "r"(in.y), "r"(mask));
-    return as_double((uint2)(lo, hi));
+    return as_double((uint2)(lane_bits(in.x, arg, by_index), lane_bits(in.y, arg, by_index)));
 #else
-    uint out;
-    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(as_uint(x)), "r"(mask));
-    return as_float(out);
+    return as_float(lane_bits(as_uint(x), arg, by_index));
 #endif
 }
-/* x of lane src (shfl.sync.idx over the full warp) */
-static real lane_get(real x, int src)
-{
-#ifdef BCL_DOUBLE
-    const uint2 in = as_uint2(x);
-    uint lo, hi;
-    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 31, -1;" : "=r"(lo) : "r"(in.x), "r"(src));
-    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 31, -1;" : "=r"(hi) : "r"(in.y), "r"(src));
-    return as_double((uint2)(lo, hi));
-#else
-    uint out;
-    asm volatile("shfl.sync.idx.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(as_uint(x)), "r"(src));
-    return as_float(out);
-#endif
-}
+#define lane_xor(x, mask) lane_shuffle((x), (mask), 0) /* x of lane (this lane ^ mask) */
+#define lane_get(x, src) lane_shuffle((x), (src), 1)   /* x of lane src */
 /* the butterfly leaves the same sum in every lane (a + b == b + a in floating point) */
 #define WARP_SUMS(vals, count)                                                                    \
     for (int mask_ = 16; mask_ > 0; mask_ >>= 1) {                                                \
