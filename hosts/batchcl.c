@@ -33,6 +33,7 @@ typedef struct {
     size_t batch;
     int nrhs;
     int precision; /* 0 single, 1 double, 2 both */
+    int precision_given; /* --precision on the command line (bench pcyclic: double without) */
     int reps;
     const char *mappings; /* "all" or comma list of simd,collab,hybrid,auto */
     int lapack;
@@ -116,7 +117,8 @@ static void usage(void)
          "                            table's)\n"
          "pcyclic options: --n LIST (block sizes), --p LIST (blocks; default N/n), --order N (the\n"
          "  matrix order aimed at, default 10240 on GPUs, 2048 on CPUs), --method 0|1|2|3, --batch B\n"
-         "  (matrices per call; > 1 with n <= 32 runs the batched kernels)");
+         "  (matrices per call; > 1 with n <= 32 runs the batched kernels), --precision s|d|both\n"
+         "  (default d; float against clBLAST SGEMM and LAPACK sgetrf+sgetri)");
 }
 
 static options parse(int argc, char **argv, int first)
@@ -191,6 +193,7 @@ static options parse(int argc, char **argv, int first)
         else if (!strcmp(a, "--precision") && v) {
             ++i;
             o.precision = !strcmp(v, "d") ? 1 : !strcmp(v, "both") ? 2 : 0;
+            o.precision_given = 1;
         } else if (!strcmp(a, "--no-lapack"))
             o.lapack = 0;
         else {
@@ -1211,27 +1214,34 @@ static double bsofi_flops(double n, double p)
            2 * n * n * p * (3 * n * p - 2 * n + p);
 }
 
-/* clBLAST DGEMM (m x m x m, column-major) on the context's device: flop/s, 0 if unavailable */
-static double clblast_dgemm_rate(bcl_context *ctx, size_t m)
+/* clBLAST DGEMM or SGEMM (m x m x m, column-major) on the context's device: flop/s, 0 if
+ * unavailable */
+static double clblast_gemm_rate(bcl_context *ctx, size_t m, int dbl)
 {
 #ifdef BATCHCL_BENCH_CLBLAST
     cl_context c = bcl_cl_context(ctx);
     cl_command_queue q = bcl_cl_queue(ctx);
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
     cl_int e1, e2, e3;
-    cl_mem a = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * 8, NULL, &e1);
-    cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * 8, NULL, &e2);
-    cl_mem d = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * 8, NULL, &e3);
+    cl_mem a = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * es, NULL, &e1);
+    cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * es, NULL, &e2);
+    cl_mem d = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * es, NULL, &e3);
     double rate = 0;
     if (!e1 && !e2 && !e3) {
         const double one = 1.0;
-        clEnqueueFillBuffer(q, a, &one, 8, 0, m * m * 8, 0, NULL, NULL);
-        clEnqueueFillBuffer(q, b, &one, 8, 0, m * m * 8, 0, NULL, NULL);
+        const float onef = 1.0f;
+        const void *fill = dbl ? (const void *)&one : (const void *)&onef;
+        clEnqueueFillBuffer(q, a, fill, es, 0, m * m * es, 0, NULL, NULL);
+        clEnqueueFillBuffer(q, b, fill, es, 0, m * m * es, 0, NULL, NULL);
         double t[4];
         int ok = 1;
         for (int r = 0; r < 4 && ok; ++r) { /* the first builds clBLAST's kernels */
             double t0 = hu_now();
-            ok = CLBlastDgemm(CLBlastLayoutColMajor, CLBlastTransposeNo, CLBlastTransposeNo, m, m, m,
-                              1.0, a, 0, m, b, 0, m, 0.0, d, 0, m, &q, NULL) == CLBlastSuccess;
+            const CLBlastTranspose no = CLBlastTransposeNo;
+            ok = (dbl ? CLBlastDgemm(CLBlastLayoutColMajor, no, no, m, m, m, 1.0, a, 0, m, b, 0, m,
+                                     0.0, d, 0, m, &q, NULL)
+                      : CLBlastSgemm(CLBlastLayoutColMajor, no, no, m, m, m, 1.0f, a, 0, m, b, 0, m,
+                                     0.0f, d, 0, m, &q, NULL)) == CLBlastSuccess;
             clFinish(q);
             t[r] = hu_now() - t0;
         }
@@ -1245,24 +1255,186 @@ static double clblast_dgemm_rate(bcl_context *ctx, size_t m)
 #else
     (void)ctx;
     (void)m;
+    (void)dbl;
     return 0;
 #endif
 }
 
-/* LAPACK dgetrf + dgetri of the assembled H with every host thread: seconds */
-static double lu_inverse_seconds(int n, int p, const double *A, const double *B)
+/* LAPACK sgetrf + sgetri of N x N H in place: LAPACK's info */
+static int lu_inverse_float(int N, float *H)
+{
+    int *ipiv = malloc(sizeof *ipiv * (size_t)N);
+    float query = 0;
+    int info = ipiv ? LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, N, N, H, N, ipiv) : -1;
+    if (info == 0)
+        info = LAPACKE_sgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, &query, -1);
+    const int lwork = (int)query > N ? (int)query : N;
+    float *work = info == 0 ? malloc(sizeof *work * (size_t)lwork) : NULL;
+    if (info == 0)
+        info = work ? LAPACKE_sgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, work, lwork) : -1;
+    free(work);
+    free(ipiv);
+    return info;
+}
+
+/* LAPACK dgetrf + dgetri (sgetrf + sgetri unless dbl) of the assembled H with every host thread:
+ * seconds */
+static double lu_inverse_seconds(int n, int p, const double *A, const double *B, int dbl)
 {
     const size_t N = (size_t)n * p;
     double *H = malloc(sizeof *H * N * N);
-    if (!H)
+    float *Hf = dbl || !H ? NULL : malloc(sizeof *Hf * N * N);
+    if (!H || (!dbl && !Hf)) {
+        free(H);
         return 0;
+    }
     oracle_pcyclic_assemble(n, p, A, B, H);
+    for (size_t i = 0; Hf && i < N * N; ++i)
+        Hf[i] = (float)H[i];
     openblas_set_num_threads(omp_get_max_threads());
     double t0 = hu_now();
-    int info = oracle_getri((int)N, H);
+    int info = dbl ? oracle_getri((int)N, H) : lu_inverse_float((int)N, Hf);
     double t = hu_now() - t0;
     free(H);
+    free(Hf);
     return info == 0 ? t : 0;
+}
+
+/* One precision's table (dbl: double, else float; A, B random in double, rounded to float first
+ * for a float run, so that the residual's H is the one inverted). */
+static void bench_pcyclic_precision(options *o, bcl_context *ctx, const bcl_device_info *dev,
+                                    int dbl)
+{
+    const int order = o->order > 0 ? o->order : dev->is_gpu ? 10240 : 2048;
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const char *gemm_name = dbl ? "DGEMM" : "SGEMM";
+    const char *lu_name = dbl ? "dgetrf+dgetri" : "sgetrf+sgetri";
+    /* the yardstick: clBLAST's best square GEMM of two sizes (DESIGN.md's figure is n = 8192) */
+    const size_t sizes[2] = {dev->is_gpu ? 4096 : 1024, dev->is_gpu ? 8192 : 2048};
+    double gemm = 0;
+    size_t gemm_m = 0;
+    for (int i = 0; i < 2; ++i) {
+        const double rate = clblast_gemm_rate(ctx, sizes[i], dbl);
+        if (rate > gemm) {
+            gemm = rate;
+            gemm_m = sizes[i];
+        }
+    }
+    printf("# bench pcyclic (BSOFI, %s) on %s, driver %s; clBLAST %s\n", dbl ? "double" : "float",
+           dev->name, dev->driver_version,
+           bcl_pcyclic_has_clblast() ? "linked" : "NOT in this build");
+    printf("# clBLAST %s on this device, best of %zu^3 and %zu^3: %.1f GFLOP/s (at %zu)\n",
+           gemm_name, sizes[0], sizes[1], gemm * 1e-9, gemm_m);
+    printf("# GFLOP/s = BSOFI's flops (paper, Table 1, row version) / wall time of the "
+           "device-buffer call (host panels included), median of %d; LU = LAPACK %s of the "
+           "assembled H on %d host threads, timed once per N\n",
+           o->reps, lu_name, omp_get_max_threads());
+    printf("%-5s %-4s %-6s %-6s %10s %9s %7s %10s %10s %8s %9s  %s\n", "n", "p", "N", "batch",
+           "time ms", "GFLOP/s", dbl ? "%DGEMM" : "%SGEMM", "host-ptr s", "LU s", "vs LU",
+           "residual", "plan");
+    cl_context c = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    size_t lu_N = 0;
+    double lu_one = 0;
+    for (int ni = 0; ni < o->n_count; ++ni) {
+        const int n = o->n_list[ni];
+        const int np = o->p_count ? o->p_count : 1;
+        for (int pi = 0; pi < np; ++pi) {
+            const int p = o->p_count ? o->p_list[pi] : (order / n > 1 ? order / n : 2);
+            const size_t batch = o->batch ? o->batch : 1, N = (size_t)n * p, NN = N * N,
+                         blocks = (size_t)p * n * n;
+            if (NN * es * batch > dev->max_alloc_bytes || NN * es * batch > ((size_t)1 << 34)) {
+                printf("%-5d %-4d %-6zu %-6zu  skipped: H^-1 needs %.1f GB\n", n, p, N, batch,
+                       (double)NN * es * batch * 1e-9);
+                continue;
+            }
+            double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
+            void *Ap = dbl ? (void *)A : malloc(es * blocks * batch),
+                 *Bp = dbl ? (void *)B : malloc(es * blocks * batch);
+            void *X = malloc(es * NN * batch);
+            int *info = malloc(sizeof *info * batch);
+            double *t = malloc(sizeof *t * (size_t)(o->reps + 1));
+            if (!A || !B || !Ap || !Bp || !X || !info || !t) {
+                printf("%-5d %-4d %-6zu %-6zu  skipped: out of host memory\n", n, p, N, batch);
+            } else {
+                mg_rng r;
+                mg_seed(&r, 77 + (uint64_t)n);
+                for (size_t k = 0; k < batch; ++k)
+                    mg_pcyclic(0, n, p, 0, &r, A + k * blocks, B + k * blocks);
+                for (size_t i = 0; !dbl && i < blocks * batch; ++i) {
+                    ((float *)Ap)[i] = (float)A[i];
+                    ((float *)Bp)[i] = (float)B[i];
+                    A[i] = ((float *)Ap)[i];
+                    B[i] = ((float *)Bp)[i];
+                }
+                bcl_params prm = {0};
+                prm.pcyclic_method = o->method;
+                bcl_set_params(ctx, &prm);
+                cl_int e1, e2, e3, e4;
+                cl_mem dA = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                           blocks * batch * es, Ap, &e1);
+                cl_mem dB = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                           blocks * batch * es, Bp, &e2);
+                cl_mem dH = clCreateBuffer(c, CL_MEM_READ_WRITE, NN * batch * es, NULL, &e3);
+                cl_mem dI = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e4);
+                bcl_status st = e1 || e2 || e3 || e4 ? BCL_OUT_OF_MEMORY : BCL_SUCCESS;
+                for (int rep = 0; rep <= o->reps && st == BCL_SUCCESS; ++rep) { /* 0 warms up */
+                    double t0 = hu_now();
+                    st = dbl ? bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0,
+                                                   NULL, NULL)
+                             : bcl_spcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0,
+                                                   NULL, NULL);
+                    clFinish(q);
+                    t[rep] = hu_now() - t0;
+                }
+                if (st != BCL_SUCCESS) {
+                    printf("%-5d %-4d %-6zu %-6zu  %s: %s\n", n, p, N, batch,
+                           bcl_status_string(st), bcl_last_error(ctx));
+                } else {
+                    const double sec = hu_median(t + 1, o->reps);
+                    char plan[512];
+                    snprintf(plan, sizeof plan, "%s", bcl_last_kernel(ctx));
+                    clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * es, X, 0, NULL, NULL);
+                    double res = 0;
+                    for (size_t k = 0; k < batch; ++k) {
+                        double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks,
+                                                            dbl, (const char *)X + k * NN * es);
+                        res = rk > res || isnan(rk) ? rk : res;
+                    }
+                    double t0 = hu_now();
+                    bcl_status sh = dbl ? bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info)
+                                        : bcl_spcyclic_inv(ctx, n, p, batch, Ap, Bp, X, info);
+                    const double host_s = hu_now() - t0;
+                    /* dense LU's time depends on N only: timed once per N (at N = 10 000 it
+                     * is seconds on the host, most of a GPU run) */
+                    if (o->lapack && N != lu_N) {
+                        lu_one = lu_inverse_seconds(n, p, A, B, dbl);
+                        lu_N = lu_one > 0 ? N : 0;
+                    }
+                    const double lu = o->lapack ? lu_one * (double)batch : 0;
+                    const double rate = bsofi_flops(n, p) * (double)batch / sec;
+                    printf("%-5d %-4d %-6zu %-6zu %10.3f %9.2f %7.1f %10.3f %10.3f %8.2f %9.3g"
+                           "  %s\n",
+                           n, p, N, batch, sec * 1e3, rate * 1e-9, gemm > 0 ? 100 * rate / gemm : 0,
+                           sh == BCL_SUCCESS ? host_s : -1.0, lu, lu > 0 ? lu / sec : 0, res, plan);
+                    fflush(stdout);
+                }
+                if (dA) clReleaseMemObject(dA);
+                if (dB) clReleaseMemObject(dB);
+                if (dH) clReleaseMemObject(dH);
+                if (dI) clReleaseMemObject(dI);
+            }
+            free(t);
+            if (!dbl) {
+                free(Ap);
+                free(Bp);
+            }
+            free(A);
+            free(B);
+            free(X);
+            free(info);
+        }
+    }
 }
 
 static int cmd_bench_pcyclic(options *o)
@@ -1275,107 +1447,10 @@ static int cmd_bench_pcyclic(options *o)
         for (int i = 0; i < (dev.is_gpu ? 6 : 5); ++i)
             o->n_list[o->n_count++] = def[i];
     }
-    const int order = o->order > 0 ? o->order : dev.is_gpu ? 10240 : 2048;
-    /* the yardstick: clBLAST's best square DGEMM of two sizes (DESIGN.md's figure is n = 8192) */
-    const size_t sizes[2] = {dev.is_gpu ? 4096 : 1024, dev.is_gpu ? 8192 : 2048};
-    double gemm = 0;
-    size_t gemm_m = 0;
-    for (int i = 0; i < 2; ++i) {
-        const double rate = clblast_dgemm_rate(ctx, sizes[i]);
-        if (rate > gemm) {
-            gemm = rate;
-            gemm_m = sizes[i];
-        }
-    }
-    printf("# bench pcyclic (BSOFI, double) on %s, driver %s; clBLAST %s\n", dev.name,
-           dev.driver_version, bcl_pcyclic_has_clblast() ? "linked" : "NOT in this build");
-    printf("# clBLAST DGEMM on this device, best of %zu^3 and %zu^3: %.1f GFLOP/s (at %zu)\n",
-           sizes[0], sizes[1], gemm * 1e-9, gemm_m);
-    printf("# GFLOP/s = BSOFI's flops (paper, Table 1, row version) / wall time of the device-buffer "
-           "call (host panels included), median of %d; LU = LAPACK dgetrf+dgetri of the assembled H "
-           "on %d host threads, timed once per N\n",
-           o->reps, omp_get_max_threads());
-    printf("%-5s %-4s %-6s %-6s %10s %9s %7s %10s %10s %8s %9s  %s\n", "n", "p", "N", "batch",
-           "time ms", "GFLOP/s", "%DGEMM", "host-ptr s", "LU s", "vs LU", "residual", "plan");
-    cl_context c = bcl_cl_context(ctx);
-    cl_command_queue q = bcl_cl_queue(ctx);
-    size_t lu_N = 0;
-    double lu_one = 0;
-    for (int ni = 0; ni < o->n_count; ++ni) {
-        const int n = o->n_list[ni];
-        const int np = o->p_count ? o->p_count : 1;
-        for (int pi = 0; pi < np; ++pi) {
-            const int p = o->p_count ? o->p_list[pi] : (order / n > 1 ? order / n : 2);
-            const size_t batch = o->batch ? o->batch : 1, N = (size_t)n * p, NN = N * N,
-                         blocks = (size_t)p * n * n;
-            if (NN * 8 * batch > dev.max_alloc_bytes || NN * 8 * batch > ((size_t)1 << 34)) {
-                printf("%-5d %-4d %-6zu %-6zu  skipped: H^-1 needs %.1f GB\n", n, p, N, batch,
-                       (double)NN * 8 * batch * 1e-9);
-                continue;
-            }
-            double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
-            double *X = malloc(sizeof *X * NN * batch);
-            int *info = malloc(sizeof *info * batch);
-            mg_rng r;
-            mg_seed(&r, 77 + (uint64_t)n);
-            for (size_t k = 0; k < batch; ++k)
-                mg_pcyclic(0, n, p, 0, &r, A + k * blocks, B + k * blocks);
-            bcl_params prm = {0};
-            prm.pcyclic_method = o->method;
-            bcl_set_params(ctx, &prm);
-            cl_int e1, e2, e3, e4;
-            cl_mem dA = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, blocks * batch * 8, A, &e1);
-            cl_mem dB = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, blocks * batch * 8, B, &e2);
-            cl_mem dH = clCreateBuffer(c, CL_MEM_READ_WRITE, NN * batch * 8, NULL, &e3);
-            cl_mem dI = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e4);
-            bcl_status st = e1 || e2 || e3 || e4 ? BCL_OUT_OF_MEMORY : BCL_SUCCESS;
-            double *t = malloc(sizeof *t * (size_t)(o->reps + 1));
-            for (int rep = 0; rep <= o->reps && st == BCL_SUCCESS; ++rep) { /* rep 0 warms up */
-                double t0 = hu_now();
-                st = bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0, NULL, NULL);
-                clFinish(q);
-                t[rep] = hu_now() - t0;
-            }
-            if (st != BCL_SUCCESS) {
-                printf("%-5d %-4d %-6zu %-6zu  %s: %s\n", n, p, N, batch, bcl_status_string(st),
-                       bcl_last_error(ctx));
-            } else {
-                const double sec = hu_median(t + 1, o->reps);
-                char plan[512];
-                snprintf(plan, sizeof plan, "%s", bcl_last_kernel(ctx));
-                clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * 8, X, 0, NULL, NULL);
-                double res = 0;
-                for (size_t k = 0; k < batch; ++k) {
-                    double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks, 1, X + k * NN);
-                    res = rk > res || isnan(rk) ? rk : res;
-                }
-                double t0 = hu_now();
-                bcl_status sh = bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info);
-                const double host_s = hu_now() - t0;
-                /* dense LU's time depends on N only: timed once per N (at N = 10 000 it is
-                 * seconds on the host, most of a GPU run) */
-                if (o->lapack && N != lu_N) {
-                    lu_one = lu_inverse_seconds(n, p, A, B);
-                    lu_N = lu_one > 0 ? N : 0;
-                }
-                const double lu = o->lapack ? lu_one * (double)batch : 0;
-                const double rate = bsofi_flops(n, p) * (double)batch / sec;
-                printf("%-5d %-4d %-6zu %-6zu %10.3f %9.2f %7.1f %10.3f %10.3f %8.2f %9.3g  %s\n", n, p,
-                       N, batch, sec * 1e3, rate * 1e-9, gemm > 0 ? 100 * rate / gemm : 0,
-                       sh == BCL_SUCCESS ? host_s : -1.0, lu, lu > 0 ? lu / sec : 0, res, plan);
-                fflush(stdout);
-            }
-            free(t);
-            if (dA) clReleaseMemObject(dA);
-            if (dB) clReleaseMemObject(dB);
-            if (dH) clReleaseMemObject(dH);
-            if (dI) clReleaseMemObject(dI);
-            free(A);
-            free(B);
-            free(X);
-            free(info);
-        }
-    }
+    const int precision = o->precision_given ? o->precision : 1; /* 0 float, 1 double, 2 both */
+    for (int dbl = 1; dbl >= 0; --dbl)
+        if (precision == 2 || precision == dbl)
+            bench_pcyclic_precision(o, ctx, &dev, dbl);
     bcl_destroy(ctx);
     return 0;
 }
