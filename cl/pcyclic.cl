@@ -970,7 +970,8 @@ void t_diag_blocks(__global const real *S, ulong offS, __global const real *Tb, 
     T += offT;
     for (int j = 0; j < w; ++j) {
         const int c = o + j;
-        const real tau = Tb[(size_t)(c / QR_NB) * QR_NB * QR_NB + (size_t)(c % QR_NB) * (QR_NB + 1)];
+        const real tau =
+            Tb[(size_t)(c / QR_NB) * QR_NB * QR_NB + (size_t)(c % QR_NB) * (QR_NB + 1)];
         scol[i] = i < j ? S[(size_t)c * n + o + i] : 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         real s = 0;

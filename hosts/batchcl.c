@@ -1260,23 +1260,6 @@ static double clblast_gemm_rate(bcl_context *ctx, size_t m, int dbl)
 #endif
 }
 
-/* LAPACK sgetrf + sgetri of N x N H in place: LAPACK's info */
-static int lu_inverse_float(int N, float *H)
-{
-    int *ipiv = malloc(sizeof *ipiv * (size_t)N);
-    float query = 0;
-    int info = ipiv ? LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, N, N, H, N, ipiv) : -1;
-    if (info == 0)
-        info = LAPACKE_sgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, &query, -1);
-    const int lwork = (int)query > N ? (int)query : N;
-    float *work = info == 0 ? malloc(sizeof *work * (size_t)lwork) : NULL;
-    if (info == 0)
-        info = work ? LAPACKE_sgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, work, lwork) : -1;
-    free(work);
-    free(ipiv);
-    return info;
-}
-
 /* LAPACK dgetrf + dgetri (sgetrf + sgetri unless dbl) of the assembled H with every host thread:
  * seconds */
 static double lu_inverse_seconds(int n, int p, const double *A, const double *B, int dbl)
@@ -1293,7 +1276,7 @@ static double lu_inverse_seconds(int n, int p, const double *A, const double *B,
         Hf[i] = (float)H[i];
     openblas_set_num_threads(omp_get_max_threads());
     double t0 = hu_now();
-    int info = dbl ? oracle_getri((int)N, H) : lu_inverse_float((int)N, Hf);
+    int info = oracle_getri_any((int)N, dbl, dbl ? (void *)H : (void *)Hf);
     double t = hu_now() - t0;
     free(H);
     free(Hf);
@@ -1302,8 +1285,8 @@ static double lu_inverse_seconds(int n, int p, const double *A, const double *B,
 
 /* One precision's table (dbl: double, else float; A, B random in double, rounded to float first
  * for a float run, so that the residual's H is the one inverted). */
-static void bench_pcyclic_precision(options *o, bcl_context *ctx, const bcl_device_info *dev,
-                                    int dbl)
+static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
+                                    const bcl_device_info *dev, int dbl)
 {
     const int order = o->order > 0 ? o->order : dev->is_gpu ? 10240 : 2048;
     const size_t es = dbl ? sizeof(double) : sizeof(float);

@@ -357,20 +357,34 @@ double oracle_pcyclic_residual(int n, int p, const double *A, const double *B, i
     return isnan(res) ? INFINITY : res;
 }
 
-int oracle_getri(int N, double *H)
+int oracle_getri_any(int N, int dbl, void *H)
 {
     int *ipiv = malloc(sizeof *ipiv * (size_t)(N > 0 ? N : 1));
-    int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, N, N, H, N, ipiv);
+    if (!ipiv)
+        return -1;
+    int info = dbl ? LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, N, N, H, N, ipiv)
+                   : LAPACKE_sgetrf_work(LAPACK_COL_MAJOR, N, N, H, N, ipiv);
     if (info == 0) {
-        double query = 0;
-        LAPACKE_dgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, &query, -1);
-        const int lwork = (int)query > N ? (int)query : N;
-        double *work = malloc(sizeof *work * (size_t)lwork);
-        info = LAPACKE_dgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, work, lwork);
+        double dquery = 0;
+        float squery = 0;
+        if (dbl)
+            LAPACKE_dgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, &dquery, -1);
+        else
+            LAPACKE_sgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, &squery, -1);
+        const int query = dbl ? (int)dquery : (int)squery, lwork = query > N ? query : N;
+        void *work = malloc((dbl ? sizeof(double) : sizeof(float)) * (size_t)lwork);
+        info = !work ? -1
+               : dbl ? LAPACKE_dgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, work, lwork)
+                     : LAPACKE_sgetri_work(LAPACK_COL_MAJOR, N, H, N, ipiv, work, lwork);
         free(work);
     }
     free(ipiv);
     return info;
+}
+
+int oracle_getri(int N, double *H)
+{
+    return oracle_getri_any(N, 1, H);
 }
 
 double oracle_rel_diff(size_t rows, size_t cols, int dbl, const void *X, const double *Xref)

@@ -73,6 +73,8 @@ double oracle_pcyclic_residual(int n, int p, const double *A, const double *B, i
 
 /* LAPACK dgetrf + dgetri: the inverse of the N x N matrix H in place; LAPACK's info. */
 int oracle_getri(int N, double *H);
+/* the same for H double or (dbl == 0) float: LAPACK dgetrf + dgetri or sgetrf + sgetri */
+int oracle_getri_any(int N, int dbl, void *H);
 
 /* ||X - Xref||_1 / ||Xref||_1, X float or double. */
 double oracle_rel_diff(size_t rows, size_t cols, int dbl, const void *X, const double *Xref);
