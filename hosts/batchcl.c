@@ -2,10 +2,12 @@
  * solve) and the benchmarks, each compared with LAPACK on the same machine in the same run. */
 #include "batchcl.h"
 #include "hostutil.h"
+#include "internal.h" /* bench gemm: the library's own GEMM (not in the public API) */
 #include "matgen.h"
 #include "oracle.h"
 #include "tuning_fields.h"
 
+#include <float.h>
 #include <lapacke.h>
 #include <math.h>
 #include <omp.h>
@@ -89,6 +91,8 @@ static void usage(void)
          "                            (default m 64,256,1024 with 2^24/m systems on GPUs)\n"
          "  bench pcyclic             block p-cyclic inversion (BSOFI) per n: GFLOP/s, clBLAST\n"
          "                            DGEMM's rate, speed-up over LAPACK dgetrf+dgetri (LU)\n"
+         "  bench gemm                double GEMMs of square and BSOFI's shapes: clBLAST against\n"
+         "                            the library's gemm.cl (NVIDIA sm_80+: fp64 tensor cores)\n"
          "options:\n"
          "  --device SPEC             gpu, cpu, P:D or a name substring (default: BATCHCL_DEVICE,\n"
          "                            else the first GPU, else the first CPU)\n"
@@ -1438,6 +1442,120 @@ static int cmd_bench_pcyclic(options *o)
     return 0;
 }
 
+
+/* ---- bench gemm ---- */
+
+/* seconds of one GEMM call (clBLAST when clblast, else gemm.cl), median of reps after a first
+ * call that builds the kernels; 0 when the call fails */
+static double gemm_seconds(bcl_context *ctx, int clblast, int tensor, int ta, int tb, size_t m,
+                           size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps)
+{
+    cl_command_queue q = bcl_cl_queue(ctx);
+    const size_t lda = ta ? k : m, ldb = tb ? n : k;
+    double t[32];
+    reps = reps < 1 ? 1 : reps > 31 ? 31 : reps;
+    for (int r = 0; r <= reps; ++r) {
+        const double t0 = hu_now();
+        int ok;
+        if (clblast) {
+#ifdef BATCHCL_BENCH_CLBLAST
+            ok = CLBlastDgemm(CLBlastLayoutColMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
+                              tb ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k, 1.0, a, 0,
+                              lda, b, 0, ldb, 0.0, c, 0, m, &q, NULL) == CLBlastSuccess;
+#else
+            ok = 0;
+#endif
+        } else {
+            const bcl_gemm_operand oa = {a, 0, lda, 0}, ob = {b, 0, ldb, 0}, oc = {c, 0, m, 0};
+            ok = bcl_gemm_enqueue(ctx, q, "bench gemm", 1, tensor, ta, tb, m, n, k, 1, 1.0, oa, ob,
+                                  0.0, oc) == BCL_SUCCESS;
+        }
+        if (!ok)
+            return 0;
+        clFinish(q);
+        t[r] = hu_now() - t0;
+    }
+    return hu_median(t + 1, reps);
+}
+
+/* Double GEMMs of the square sizes and of BSOFI's shapes (the Q^T application's N x 2n x 2n with
+ * B transposed, the factorization's n^3 with A transposed, S = V^T V), clBLAST against gemm.cl,
+ * and the largest difference between the two products relative to k eps max|a| max|b| */
+static int cmd_bench_gemm(options *o)
+{
+    bcl_device_info dev;
+    bcl_context *ctx = open_context(o, &dev);
+    const int tensor = bcl_gemm_tensor_device(ctx);
+    struct { size_t m, n, k; int ta, tb; const char *what; } shapes[] = {
+        {1024, 1024, 1024, 0, 0, "square"},          {4096, 4096, 4096, 0, 0, "square"},
+        {8192, 8192, 8192, 0, 0, "square"},          {9984, 512, 512, 0, 1, "Q^T, n = 256"},
+        {9728, 1024, 1024, 0, 1, "Q^T, n = 512"},    {9216, 2048, 2048, 0, 1, "Q^T, n = 1024"},
+        {256, 256, 256, 1, 0, "step, n = 256"},      {1024, 1024, 1024, 1, 0, "step, n = 1024"},
+        {256, 256, 512, 1, 0, "V^T V, n = 256"},     {1024, 1024, 2048, 1, 0, "V^T V, n = 1024"}};
+    const size_t count = sizeof shapes / sizeof shapes[0];
+    printf("# bench gemm (double) on %s, driver %s; gemm.cl: %s\n", dev.name, dev.driver_version,
+           tensor ? "fp64 tensor cores (mma.m8n8k4)" : "portable build (fmas)");
+    printf("# median of %d calls after a first one; diff = max |C_clblast - C_gemm.cl| / "
+           "(k eps max|a| max|b|)\n", o->reps);
+    printf("%-16s %6s %6s %6s %2s %2s %11s %9s %11s %9s %7s %8s\n", "shape", "m", "n", "k", "tA",
+           "tB", "clBLAST ms", "GFLOP/s", "gemm.cl ms", "GFLOP/s", "ratio", "diff");
+    cl_context c = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    for (size_t i = 0; i < count; ++i) {
+        const size_t m = shapes[i].m, n = shapes[i].n, k = shapes[i].k;
+        if (!dev.is_gpu && m * n > 2048 * 2048)
+            continue;
+        const size_t na = m * k, nb = k * n, nc = m * n;
+        double *h = malloc(sizeof *h * (na + nb + 2 * nc));
+        if (!h)
+            break;
+        mg_rng r;
+        mg_seed(&r, 7 + i);
+        for (size_t e = 0; e < na + nb; ++e)
+            h[e] = mg_uniform(&r) * 2 - 1;
+        cl_int e1, e2, e3, e4;
+        cl_mem a = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, na * 8, h, &e1);
+        cl_mem b = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nb * 8, h + na, &e2);
+        cl_mem c1 = clCreateBuffer(c, CL_MEM_READ_WRITE, nc * 8, NULL, &e3);
+        cl_mem c2 = clCreateBuffer(c, CL_MEM_READ_WRITE, nc * 8, NULL, &e4);
+        if (e1 || e2 || e3 || e4) {
+            printf("%-16s skipped: device buffers\n", shapes[i].what);
+        } else {
+            const int ta = shapes[i].ta, tb = shapes[i].tb;
+            const double flops = 2.0 * (double)m * n * k;
+            const double tc = gemm_seconds(ctx, 1, 0, ta, tb, m, n, k, a, b, c1, o->reps);
+            const double to = gemm_seconds(ctx, 0, tensor, ta, tb, m, n, k, a, b, c2, o->reps);
+            double diff = -1;
+            if (tc > 0 && to > 0) {
+                double *r1 = h + na + nb, *r2 = r1 + nc;
+                clEnqueueReadBuffer(q, c1, CL_TRUE, 0, nc * 8, r1, 0, NULL, NULL);
+                clEnqueueReadBuffer(q, c2, CL_TRUE, 0, nc * 8, r2, 0, NULL, NULL);
+                diff = 0;
+                for (size_t e = 0; e < nc; ++e) {
+                    const double d = fabs(r1[e] - r2[e]);
+                    diff = d > diff || isnan(d) ? d : diff;
+                }
+                diff /= (double)k * DBL_EPSILON;
+            }
+            printf("%-16s %6zu %6zu %6zu %2s %2s %11.3f %9.1f %11.3f %9.1f %7.2f %8.3g%s\n",
+                   shapes[i].what, m, n, k, ta ? "T" : "N", tb ? "T" : "N", tc * 1e3,
+                   tc > 0 ? flops / tc * 1e-9 : 0, to * 1e3, to > 0 ? flops / to * 1e-9 : 0,
+                   tc > 0 && to > 0 ? tc / to : 0, diff,
+                   to > 0 ? "" : tc > 0 ? "  (gemm.cl failed)" : "  (failed)");
+            if (to == 0)
+                printf("#   %s\n", bcl_last_error(ctx));
+        }
+        if (a) clReleaseMemObject(a);
+        if (b) clReleaseMemObject(b);
+        if (c1) clReleaseMemObject(c1);
+        if (c2) clReleaseMemObject(c2);
+        free(h);
+        fflush(stdout);
+    }
+    bcl_destroy(ctx);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -1493,6 +1611,10 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "syevd")) {
         options o = parse(argc, argv, 3);
         return cmd_bench_syevd(&o);
+    }
+    if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "gemm")) {
+        options o = parse(argc, argv, 3);
+        return cmd_bench_gemm(&o);
     }
     if (!strcmp(argv[1], "bench") && argc >= 3 && !strcmp(argv[2], "pcyclic")) {
         options o = parse(argc, argv, 3);

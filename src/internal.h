@@ -135,6 +135,7 @@ struct bcl_context {
     } pcyclic_model[8];
     int pcyclic_models; /* cleared when the tuning files are read again */
     int pcyclic_no_shuffle; /* the device's compiler refused the panel kernel's inline PTX */
+    int gemm_no_tensor;     /* ... and gemm.cl's tensor-core build */
     /* clBLAST's direct GEMM parameters handed to clBLAST by this context, per precision: 0 not
      * yet, 1 from a tuning file, -1 clBLAST's own (none for this device, refused, or
      * BATCHCL_CLBLAST_TUNED=0); gemm_note says which and why */
@@ -168,6 +169,25 @@ char *bcl_data_search_path(const char *env_name, const char *sub, const char *in
 /* 64-bit FNV-1a, used for cache keys and checksums. */
 uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 #define BCL_HASH_SEED 0xcbf29ce484222325ULL
+
+/* ---- the library's own GEMM (cl/gemm.cl, src/gemm.c) ---- */
+
+/* Whether gemm.cl's tensor-core build can serve this device in double precision: NVIDIA, sm_80 or
+ * later (mma.m8n8k4.f64), and its compiler has not refused the build before. */
+int bcl_gemm_tensor_device(const bcl_context *ctx);
+
+/* C_i := alpha op(A_i) op(B_i) + beta C_i for i < count, column-major, op(X) = X^T where tX; the
+ * i-th product's operands start strideX elements after the (i-1)-th's (one shape, one launch).
+ * tensor: the tensor-core build (bcl_gemm_tensor_device), else the portable one. fn names the
+ * caller in errors. A refused tensor-core build returns BCL_BUILD_FAILED and is remembered. */
+typedef struct {
+    cl_mem buf;
+    size_t off, ld, stride;
+} bcl_gemm_operand;
+bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn, int dbl,
+                            int tensor, int ta, int tb, size_t m, size_t n, size_t k, size_t count,
+                            double alpha, bcl_gemm_operand A, bcl_gemm_operand B, double beta,
+                            bcl_gemm_operand C);
 
 /* ---- tuning ---- */
 

@@ -270,6 +270,10 @@ typedef struct {
     int n, p, N, dbl, jF;
     size_t es, nn;
     int force_fail;
+    /* the products by gemm.cl instead of clBLAST (TRMM stays clBLAST's): on NVIDIA sm_80 or
+     * later in double, the tensor-core build (gemm_tensor); BATCHCL_PCYCLIC_GEMM=clblast or own
+     * forces either (own: the portable build elsewhere, for tests; BATCHCL_CLBLAST_FAIL: clBLAST) */
+    int own_gemm, gemm_tensor;
     double host_s; /* wall time of the host's part (panels, enqueueing) */
     int dev_panels; /* method 3: the panels on the device too (kernels of cl/pcyclic.cl) */
     double phase_s[4]; /* method 3 with BATCHCL_PCYCLIC_PHASES=1: BSOF (with the column version),
@@ -316,6 +320,17 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
 {
     if (m == 0 || n == 0 || k == 0)
         return BCL_SUCCESS;
+    if (w->own_gemm) {
+        const bcl_gemm_operand a = {A, offA, lda, 0}, b = {B, offB, ldb, 0}, c = {C, offC, ldc, 0};
+        bcl_status s = bcl_gemm_enqueue(w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor,
+                                        ta == CLBlastTransposeYes, tb == CLBlastTransposeYes, m, n,
+                                        k, 1, alpha, a, b, beta, c);
+        if (s != BCL_BUILD_FAILED || !w->gemm_tensor)
+            return s;
+        /* the compiler refused the inline PTX (remembered in the context): clBLAST from here */
+        bcl_clear_error(w->ctx);
+        w->own_gemm = w->gemm_tensor = 0;
+    }
     /* clBLAST's indirect GEMM pads and copies its operands into a temporary buffer, which it
      * would allocate and free in every call: the workspace keeps one, grown as needed (a buffer
      * released while kernels still use it lives until they are done) */
@@ -584,6 +599,25 @@ static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose t
 {
     if (count == 0 || m == 0 || n == 0 || k == 0)
         return BCL_SUCCESS;
+    /* gemm.cl takes products whose offsets are evenly spaced in one launch */
+    int strided = w->own_gemm;
+    for (size_t i = 2; i < count && strided; ++i)
+        strided = offA[i] - offA[i - 1] == offA[1] - offA[0] &&
+                  offB[i] - offB[i - 1] == offB[1] - offB[0] &&
+                  offC[i] - offC[i - 1] == offC[1] - offC[0];
+    if (strided) {
+        const size_t one = count > 1;
+        const bcl_gemm_operand a = {A, offA[0], lda, one ? offA[1] - offA[0] : 0},
+                               b = {B, offB[0], ldb, one ? offB[1] - offB[0] : 0},
+                               c = {C, offC[0], ldc, one ? offC[1] - offC[0] : 0};
+        bcl_status s = bcl_gemm_enqueue(w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor,
+                                        ta == CLBlastTransposeYes, tb == CLBlastTransposeYes, m, n,
+                                        k, count, alpha, a, b, beta, c);
+        if (s != BCL_BUILD_FAILED || !w->gemm_tensor)
+            return s;
+        bcl_clear_error(w->ctx);
+        w->own_gemm = w->gemm_tensor = 0;
+    }
     double *scalars = malloc(sizeof *scalars * 2 * count);
     if (!scalars)
         return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
@@ -1330,6 +1364,11 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     w->q = ctx->queue[0];
     const char *fail = getenv("BATCHCL_CLBLAST_FAIL");
     w->force_fail = fail && atoi(fail) != 0;
+    /* BATCHCL_CLBLAST_FAIL (tests) keeps the products on clBLAST, whose calls it fails */
+    const char *own_env = getenv("BATCHCL_PCYCLIC_GEMM");
+    w->gemm_tensor = dbl && bcl_gemm_tensor_device(ctx) && !w->force_fail &&
+                     !(own_env && !strcmp(own_env, "clblast"));
+    w->own_gemm = w->gemm_tensor || (!w->force_fail && own_env && !strcmp(own_env, "own"));
     gemm_params_apply(ctx, dbl);
     const size_t nn = w->nn, N = (size_t)w->N, P = (size_t)p;
     if (N * N * w->es > ctx->dev.max_alloc_bytes)
@@ -1610,7 +1649,7 @@ static int choose_jF(const bsofi *w, const bcl_pcyclic_model *m, int forced)
 static void describe_plan(bsofi *w, const struct bcl_pcyclic_model_in_use *u)
 {
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
-             "pcyclic method 1 (BSOFI: host panels with LAPACK, GEMMs with clBLAST); j_F = %d of %d "
+             "pcyclic method 1 (BSOFI: host panels with LAPACK, GEMMs on the device); j_F = %d of %d "
              "block columns inverted column-wise during the factorization, the rest by rows; model "
              "(%s): host panel step %.3g ms, device GEMM %.3g GFLOP/s + %.3g us per call",
              w->jF, w->p, u->source, u->m.host_step_s * 1e3, u->m.dev_gemm_flops * 1e-9,
@@ -1637,8 +1676,13 @@ static void describe_time(bsofi *w, double wall_s, size_t batch)
 static void append_gemm_note(bsofi *w)
 {
     const size_t len = strlen(w->ctx->last_kernel);
-    snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len, "; clBLAST GEMM: %s",
-             w->ctx->gemm_note[w->dbl]);
+    if (w->own_gemm)
+        snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
+                 "; GEMMs by gemm.cl (%s; TRMM by clBLAST)",
+                 w->gemm_tensor ? "fp64 tensor cores, mma.m8n8k4" : "portable build, fmas");
+    else
+        snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
+                 "; clBLAST GEMM: %s", w->ctx->gemm_note[w->dbl]);
 }
 
 /* j_F and the plan line: method 1 from the model; method 3 inverts by rows unless told otherwise
@@ -1659,7 +1703,7 @@ static void plan_columns(bsofi *w)
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
-             "kernels, %d work-items a panel, %s%s; Q^(k) %s; GEMMs with clBLAST); j_F = %d of %d "
+             "kernels, %d work-items a panel, %s%s; Q^(k) %s; GEMMs on the device); j_F = %d of %d "
              "block columns inverted column-wise, the rest by rows",
              w->nb, w->panel_wg,
              !w->panel_rows     ? "in global memory"

@@ -4,10 +4,14 @@
  * device panels + clBLAST), random, QMC-like and ill-conditioned blocks; singular problems
  * mid-batch, device buffers, a failing clBLAST, the performance model (measured, or from a tuning
  * file), bad arguments.
- * Usage: test_pcyclic <group>, group one of grid-clblast, grid-device, grid-kernel, numerics, api.
+ * The library's own GEMM (cl/gemm.cl) against BLAS dgemm in double: shapes across its tiles'
+ * edges, all transposes, strided batches, beta = 0 over NaN.
+ * Usage: test_pcyclic <group>, group one of grid-clblast, grid-device, grid-kernel, numerics, api,
+ * gemm.
  * BATCHCL_TEST_QUICK (the sanitizer pass) thins the grids to n in {1, 8, 17, 100} x p in {2, 7, 40}
  * less (100, 40). */
 #include "testutil.h"
+#include "../src/internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -312,6 +316,20 @@ static void test_variants(void **state)
         unsetenv("BATCHCL_PCYCLIC_PANEL");
         assert_non_null(strstr(bcl_last_kernel(ctx), "in global memory"));
         check_splits(ctx, 3, "device panels j_F");
+        /* the products by gemm.cl (the default in double on NVIDIA sm_80 or later, there on the
+         * tensor cores; elsewhere its portable build, forced): device panels with Q^(k) and T
+         * by GEMMs and the row version's strided batches, and host panels */
+        setenv("BATCHCL_PCYCLIC_GEMM", "own", 1);
+        setenv("BATCHCL_PCYCLIC_QFORM", "gemm", 1);
+        use_method(ctx, 3, 0);
+        check_batch(ctx, 1, 2, GRID_COND, 70, 3, 1, "device panels, gemm.cl");
+        check_batch(ctx, 1, 0, 0, 17, 7, 2, "device panels, gemm.cl");
+        if (!strstr(bcl_last_kernel(ctx), "GEMMs by gemm.cl"))
+            fail_msg("expected gemm.cl's GEMMs in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_QFORM");
+        use_method(ctx, 1, 0);
+        check_batch(ctx, 1, 0, 0, 17, 5, 1, "host panels, gemm.cl");
+        unsetenv("BATCHCL_PCYCLIC_GEMM");
     }
     bcl_destroy(ctx);
 }
@@ -496,7 +514,8 @@ static int clear_hooks(void **state)
     static const char *const hooks[] = {"BATCHCL_CLBLAST_FAIL", "BATCHCL_PCYCLIC_CALIBRATE",
                                         "BATCHCL_PCYCLIC_NB", "BATCHCL_PCYCLIC_SPLIT_ROWS",
                                         "BATCHCL_PCYCLIC_PANEL", "BATCHCL_CLBLAST_TUNED",
-                                        "BATCHCL_PCYCLIC_QFORM", "BATCHCL_PCYCLIC_X_LOCAL"};
+                                        "BATCHCL_PCYCLIC_QFORM", "BATCHCL_PCYCLIC_X_LOCAL",
+                                        "BATCHCL_PCYCLIC_GEMM", "BATCHCL_GEMM_TILE"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
@@ -725,6 +744,8 @@ static void test_tuned_gemm(void **state)
         bcl_destroy(ctx);
         skip();
     }
+    /* clBLAST's parameters, so clBLAST's products (not gemm.cl's, the default on NVIDIA) */
+    setenv("BATCHCL_PCYCLIC_GEMM", "clblast", 1);
     char dir[256];
     model_dir(dir, sizeof dir);
     mkdir(dir, 0777);
@@ -759,6 +780,160 @@ static void test_tuned_gemm(void **state)
     bcl_destroy(ctx);
 }
 
+
+/* ---- gemm.cl ---- */
+
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+            const double *alpha, const double *a, const int *lda, const double *b, const int *ldb,
+            const double *beta, double *c, const int *ldc);
+
+/* One product set through bcl_gemm_enqueue against BLAS dgemm on the same (rounded) operands:
+ * |C - C_ref| <= 4 (k + 2) eps (|alpha| |op(A)| |op(B)| + |beta| |C0|) entrywise, the bound of a
+ * dot product of length k with the rounding of alpha and beta (and the float conversion). count
+ * products, their operands `stride` elements apart in one buffer each; C starts as NaN where
+ * beta = 0 (it must not be read). */
+static void check_gemm(bcl_context *ctx, int dbl, int tensor, int ta, int tb, int m, int n, int k,
+                       int count, double alpha, double beta, uint64_t seed)
+{
+    const int lda = (ta ? k : m) + 3, ldb = (tb ? n : k) + 1, ldc = m + 2;
+    const size_t asz = (size_t)lda * (ta ? m : k), bsz = (size_t)ldb * (tb ? k : n),
+                 csz = (size_t)ldc * n, off = 5;
+    const size_t sa = asz + 7, sb = bsz + 2, sc = csz + 1; /* strides between products */
+    const size_t na = off + sa * count, nb = off + sb * count, nc = off + sc * count;
+    double *A = malloc(sizeof *A * na), *B = malloc(sizeof *B * nb), *C = malloc(sizeof *C * nc),
+           *R = malloc(sizeof *R * nc), *Abs = malloc(sizeof *Abs * na),
+           *Bbs = malloc(sizeof *Bbs * nb), *Bound = malloc(sizeof *Bound * nc);
+    assert_true(A && B && C && R && Abs && Bbs && Bound);
+    mg_rng r;
+    mg_seed(&r, seed);
+    const double eps = oracle_eps(dbl);
+    for (size_t i = 0; i < na; ++i) {
+        A[i] = dbl ? mg_uniform(&r) * 2 - 1 : (double)(float)(mg_uniform(&r) * 2 - 1);
+        Abs[i] = fabs(A[i]);
+    }
+    for (size_t i = 0; i < nb; ++i) {
+        B[i] = dbl ? mg_uniform(&r) * 2 - 1 : (double)(float)(mg_uniform(&r) * 2 - 1);
+        Bbs[i] = fabs(B[i]);
+    }
+    for (size_t i = 0; i < nc; ++i)
+        C[i] = beta == 0 ? NAN : dbl ? mg_uniform(&r) - 0.5 : (double)(float)(mg_uniform(&r) - 0.5);
+    memcpy(R, C, sizeof *R * nc);
+    const char cta = ta ? 'T' : 'N', ctb = tb ? 'T' : 'N';
+    const double zero = 0, aalpha = fabs(alpha);
+    for (int i = 0; i < count; ++i) {
+        double *Ri = R + off + sc * i, *Bi = Bound + off + sc * i;
+        dgemm_(&cta, &ctb, &m, &n, &k, &alpha, A + off + sa * i, &lda, B + off + sb * i, &ldb,
+               &beta, Ri, &ldc);
+        dgemm_(&cta, &ctb, &m, &n, &k, &aalpha, Abs + off + sa * i, &lda, Bbs + off + sb * i, &ldb,
+               &zero, Bi, &ldc);
+        for (int c = 0; c < n; ++c)
+            for (int rr = 0; rr < m; ++rr) {
+                const double c0 = beta == 0 ? 0 : fabs(beta * C[off + sc * i + (size_t)c * ldc + rr]);
+                Bi[(size_t)c * ldc + rr] = 4.0 * (k + 2) * eps * (Bi[(size_t)c * ldc + rr] + c0);
+            }
+    }
+    /* the device's buffers, in its precision */
+    cl_context cl = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    void *ha = convert(A, na, dbl), *hb = convert(B, nb, dbl), *hc = convert(C, nc, dbl),
+         *hc0 = convert(C, nc, dbl);
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    cl_int err;
+    cl_mem da = clCreateBuffer(cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, na * es, ha, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_mem db = clCreateBuffer(cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nb * es, hb, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    cl_mem dc = clCreateBuffer(cl, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, nc * es, hc, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    const bcl_gemm_operand oa = {da, off, (size_t)lda, sa}, ob = {db, off, (size_t)ldb, sb},
+                           oc = {dc, off, (size_t)ldc, sc};
+    TU_STATUS(ctx, BCL_SUCCESS,
+              bcl_gemm_enqueue(ctx, q, "test", dbl, tensor, ta, tb, (size_t)m, (size_t)n,
+                               (size_t)k, (size_t)count, alpha, oa, ob, beta, oc));
+    assert_int_equal(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, nc * es, hc, 0, NULL, NULL),
+                     CL_SUCCESS);
+    double worst = 0;
+    for (size_t i = 0; i < nc; ++i) {
+        const double got = oracle_get(hc, dbl, i);
+        const size_t rel = i < off ? 0 : (i - off) % sc, col = rel / ldc, row = rel % ldc;
+        const int inside = i >= off && rel < csz && (int)row < m && (int)col < n;
+        if (!inside) { /* untouched: padding, gaps between products, NaN or the initial value */
+            const double was = oracle_get(hc0, dbl, i);
+            if (!(isnan(was) ? isnan(got) : got == was))
+                fail_msg("gemm %c%c m=%d n=%d k=%d x%d: element %zu outside C changed", cta, ctb,
+                         m, n, k, count, i);
+            continue;
+        }
+        const double e = fabs(got - R[i]) / (Bound[i] > 0 ? Bound[i] : eps);
+        if (!(e <= 1))
+            fail_msg("gemm %c%c m=%d n=%d k=%d x%d (%s, %s): C(%zu, %zu) of product %zu = %.17g, "
+                     "BLAS %.17g, %.3g of the bound",
+                     cta, ctb, m, n, k, count, dbl ? "double" : "float",
+                     tensor ? "tensor cores" : "portable", row, col, (i - off) / sc, got, R[i], e);
+        worst = e > worst ? e : worst;
+    }
+    clReleaseMemObject(da);
+    clReleaseMemObject(db);
+    clReleaseMemObject(dc);
+    free(ha);
+    free(hb);
+    free(hc);
+    free(hc0);
+    free(A);
+    free(B);
+    free(C);
+    free(R);
+    free(Abs);
+    free(Bbs);
+    free(Bound);
+}
+
+/* Shapes below, at and across the tiles' edges (32-wide warps, 16-deep slices), every transpose,
+ * batches of evenly spaced products, beta = 0 (C NaN before) and not; double in the build the
+ * device takes (tensor cores on NVIDIA sm_80+, else portable) and in the portable one, every tile
+ * (BATCHCL_GEMM_TILE), float in the default tile; bad arguments. */
+static void test_gemm(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    const int shapes[][4] = {{1, 1, 1, 1},    {7, 5, 3, 2},     {33, 65, 17, 1},
+                             {130, 70, 40, 3}, {64, 64, 16, 2}, {129, 31, 100, 1}};
+    const int tensor = bcl_gemm_tensor_device(ctx);
+    uint64_t seed = 11;
+    for (int tile = 0; tile < (tu_quick() ? 1 : 3); ++tile) { /* each tile is a build */
+        char tv[2] = {(char)('0' + tile), 0};
+        setenv("BATCHCL_GEMM_TILE", tv, 1);
+        for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; ++sh)
+            for (int t = 0; t < 4; ++t) {
+                const int *x = shapes[sh];
+                const double alpha = t & 1 ? -1.25 : 1, beta = sh % 2 ? 0 : 0.5;
+                check_gemm(ctx, 1, 0, t & 1, t >> 1, x[0], x[1], x[2], x[3], alpha, beta, ++seed);
+                if (tensor)
+                    check_gemm(ctx, 1, 1, t & 1, t >> 1, x[0], x[1], x[2], x[3], alpha, beta,
+                               ++seed);
+                if (tile == 0)
+                    check_gemm(ctx, 0, 0, t & 1, t >> 1, x[0], x[1], x[2], x[3], alpha, beta,
+                               ++seed);
+            }
+    }
+    unsetenv("BATCHCL_GEMM_TILE");
+    /* bad arguments: a leading dimension below the rows, the tensor build in float */
+    cl_int err;
+    cl_mem buf = clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE, 4096, NULL, &err);
+    assert_int_equal(err, CL_SUCCESS);
+    const bcl_gemm_operand small = {buf, 0, 3, 0}, ok = {buf, 0, 8, 0};
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT,
+              bcl_gemm_enqueue(ctx, bcl_cl_queue(ctx), "test", 1, 0, 0, 0, 8, 8, 8, 1, 1.0, small,
+                               ok, 0.0, ok));
+    assert_non_null(strstr(bcl_last_error(ctx), "leading dimensions 3, 8, 8"));
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT,
+              bcl_gemm_enqueue(ctx, bcl_cl_queue(ctx), "test", 0, 1, 0, 0, 8, 8, 8, 1, 1.0, ok, ok,
+                               0.0, ok));
+    assert_non_null(strstr(bcl_last_error(ctx), "tensor-core GEMM needs double precision"));
+    clReleaseMemObject(buf);
+    bcl_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     const char *group = argc > 1 ? argv[1] : "all";
@@ -775,6 +950,7 @@ int main(int argc, char **argv)
                                      HOOKED_TEST(test_model),
                                      HOOKED_TEST(test_device_buffers),
                                      HOOKED_TEST(test_tuned_gemm)};
+    const struct CMUnitTest gemm[] = {HOOKED_TEST(test_gemm)};
     int failed = 0, all = !strcmp(group, "all");
     if (all || !strcmp(group, "api"))
         failed += cmocka_run_group_tests_name("pcyclic api", api, NULL, NULL);
@@ -786,5 +962,7 @@ int main(int argc, char **argv)
         failed += cmocka_run_group_tests_name("pcyclic grid device", grid_device, NULL, NULL);
     if (all || !strcmp(group, "grid-clblast"))
         failed += cmocka_run_group_tests_name("pcyclic grid clblast", grid_clblast, NULL, NULL);
+    if (all || !strcmp(group, "gemm"))
+        failed += cmocka_run_group_tests_name("pcyclic gemm", gemm, NULL, NULL);
     return failed ? 1 : 0;
 }

@@ -1,0 +1,114 @@
+/* The library's own GEMM (cl/gemm.cl): the tile chosen from the shape, the build from the device.
+ * clBLAST has no path to NVIDIA's fp64 tensor cores (it ran 12.7 TFLOP/s at 8192^3 on the H100,
+ * whose tensor cores are rated at 67); gemm.cl's mma.m8n8k4 build serves the p-cyclic inversion's
+ * double products there. */
+#include "internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int bcl_gemm_tensor_device(const bcl_context *ctx)
+{
+    unsigned major = 0;
+    return strstr(ctx->dev.vendor, "NVIDIA") != NULL && ctx->dev.has_fp64 &&
+           sscanf(ctx->dev.architecture, "sm_%1u", &major) == 1 && major >= 8 &&
+           !ctx->gemm_no_tensor;
+}
+
+/* work-group tiles (warps along m x along n, 32 x 32 of C each), largest first: the largest that
+ * still gives every compute unit two work-groups, else the smallest */
+static const int tiles[3][2] = {{4, 2}, {2, 2}, {2, 1}};
+
+bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn, int dbl,
+                            int tensor, int ta, int tb, size_t m, size_t n, size_t k, size_t count,
+                            double alpha, bcl_gemm_operand A, bcl_gemm_operand B, double beta,
+                            bcl_gemm_operand C)
+{
+    if (m == 0 || n == 0 || k == 0 || count == 0)
+        return BCL_SUCCESS;
+    const size_t a_rows = ta ? k : m, b_rows = tb ? n : k;
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || A.ld > INT_MAX || B.ld > INT_MAX ||
+        C.ld > INT_MAX || A.ld < a_rows || B.ld < b_rows || C.ld < m)
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "%s: GEMM m = %zu, n = %zu, k = %zu with leading dimensions %zu, %zu, %zu "
+                        "(at least %zu, %zu, %zu, at most INT_MAX)",
+                        fn, m, n, k, A.ld, B.ld, C.ld, a_rows, b_rows, m);
+    if (tensor && (!dbl || !bcl_gemm_tensor_device(ctx)))
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "%s: the tensor-core GEMM needs double precision on NVIDIA sm_80 or later "
+                        "(device %s, %s)",
+                        fn, ctx->dev.name, ctx->dev.architecture);
+    const char *tile_env = getenv("BATCHCL_GEMM_TILE"); /* 0, 1 or 2 forces a tile (tests) */
+    const int forced = tile_env && tile_env[0] >= '0' && tile_env[0] <= '2' && !tile_env[1]
+                           ? tile_env[0] - '0'
+                           : -1;
+    int ti = forced >= 0 ? forced : 0;
+    while (ti < 2 && forced < 0) {
+        const size_t bm = 32 * (size_t)tiles[ti][0], bn = 32 * (size_t)tiles[ti][1];
+        if ((m + bm - 1) / bm * ((n + bn - 1) / bn) * count >= 2 * (size_t)ctx->dev.compute_units)
+            break;
+        ++ti;
+    }
+    const int wm = tiles[ti][0], wn = tiles[ti][1], threads = 32 * wm * wn;
+    char opt[128];
+    /* slices: BATCHCL_GEMM_SLICES=BK,STAGES (experiments; 16,1 by default) */
+    int bk = 16, stages = 1;
+    const char *sl_env = getenv("BATCHCL_GEMM_SLICES");
+    if (sl_env && sscanf(sl_env, "%d,%d", &bk, &stages) != 2)
+        bk = 16, stages = 1;
+    if ((bk != 8 && bk != 16) || (stages != 1 && stages != 2))
+        bk = 16, stages = 1;
+    snprintf(opt, sizeof opt, "-DGEMM_WARPS_M=%d -DGEMM_WARPS_N=%d -DGEMM_BK=%d -DGEMM_STAGES=%d%s%s",
+             wm, wn, bk, stages, dbl ? " -DBCL_DOUBLE" : "", tensor ? " -DBCL_PTX_DMMA" : "");
+    bcl_kernel_entry *ke = NULL;
+    bcl_status s = bcl_get_kernel(ctx, "gemm.cl", opt, "gemm_tile", &ke);
+    if (s == BCL_BUILD_FAILED && tensor)
+        ctx->gemm_no_tensor = 1;
+    if (s != BCL_SUCCESS)
+        return s;
+    if (ke->max_work_group < (size_t)threads)
+        return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
+                        "%s: gemm_tile needs %d work-items per group; the device allows %zu", fn,
+                        threads, ke->max_work_group);
+    cl_kernel kk = ke->kernel;
+    const cl_int cm = (cl_int)m, cn = (cl_int)n, ck = (cl_int)k, lda = (cl_int)A.ld,
+                 ldb = (cl_int)B.ld, ldc = (cl_int)C.ld, cta = ta != 0, ctb = tb != 0;
+    const cl_ulong oa = A.off, ob = B.off, oc = C.off, sa = A.stride, sb = B.stride,
+                   sc = C.stride;
+    const float alpha_f = (float)alpha, beta_f = (float)beta;
+    const size_t real_bytes = dbl ? sizeof(double) : sizeof(float);
+    cl_int err = CL_SUCCESS;
+    err |= clSetKernelArg(kk, 0, sizeof cm, &cm);
+    err |= clSetKernelArg(kk, 1, sizeof cn, &cn);
+    err |= clSetKernelArg(kk, 2, sizeof ck, &ck);
+    err |= clSetKernelArg(kk, 3, real_bytes, dbl ? (const void *)&alpha : (const void *)&alpha_f);
+    err |= clSetKernelArg(kk, 4, sizeof A.buf, &A.buf);
+    err |= clSetKernelArg(kk, 5, sizeof oa, &oa);
+    err |= clSetKernelArg(kk, 6, sizeof lda, &lda);
+    err |= clSetKernelArg(kk, 7, sizeof cta, &cta);
+    err |= clSetKernelArg(kk, 8, sizeof sa, &sa);
+    err |= clSetKernelArg(kk, 9, sizeof B.buf, &B.buf);
+    err |= clSetKernelArg(kk, 10, sizeof ob, &ob);
+    err |= clSetKernelArg(kk, 11, sizeof ldb, &ldb);
+    err |= clSetKernelArg(kk, 12, sizeof ctb, &ctb);
+    err |= clSetKernelArg(kk, 13, sizeof sb, &sb);
+    err |= clSetKernelArg(kk, 14, real_bytes, dbl ? (const void *)&beta : (const void *)&beta_f);
+    err |= clSetKernelArg(kk, 15, sizeof C.buf, &C.buf);
+    err |= clSetKernelArg(kk, 16, sizeof oc, &oc);
+    err |= clSetKernelArg(kk, 17, sizeof ldc, &ldc);
+    err |= clSetKernelArg(kk, 18, sizeof sc, &sc);
+    const size_t bm = 32 * (size_t)wm, bn = 32 * (size_t)wn;
+    const size_t global[3] = {(m + bm - 1) / bm * (size_t)threads, (n + bn - 1) / bn, count},
+                 local[3] = {(size_t)threads, 1, 1};
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(q, kk, 3, NULL, global, local, 0, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "%s: launching gemm_tile (m = %zu, n = %zu, k = %zu, %zu products)",
+                 fn, m, n, k, count);
+        return bcl_cl_fail(ctx, err, what);
+    }
+    return BCL_SUCCESS;
+}
