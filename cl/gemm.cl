@@ -15,7 +15,11 @@
  * -DGEMM_WARPS_M, -DGEMM_WARPS_N: the tile, 32 x 32 per warp; -DGEMM_BK, -DGEMM_STAGES: the slices. Any m, n, k >= 1: the slices past
  * the matrices' edges read zeros and the stores are guarded; beta = 0 never reads C.
  * Batches of one shape with constant strides between the products' offsets run as dimension 2 of
- * the range (group id 2 = product). */
+ * the range. Products with too few tiles for the device split k into `splits` ranges of k_split
+ * (group id 2 = product * splits + range): each range's work-groups write their raw sums into
+ * `partial`, and gemm_sum_splits adds the ranges in order (deterministic) into C. (The last
+ * work-group of a tile to finish adding them itself, counted by an atomic, was slower on the
+ * H100: its one group's serial tail of uncached reads cost more than the second launch.) */
 
 #ifndef GEMM_WARPS_M
 #define GEMM_WARPS_M 4
@@ -72,11 +76,11 @@
     } while (0)
 
 __kernel __attribute__((reqd_work_group_size(GEMM_THREADS, 1, 1))) void
-gemm_tile(const int m, const int n, const int k, const real alpha, __global const real *A,
+gemm_tile(const int m, const int n, const int k_total, const real alpha, __global const real *A,
           const ulong offA, const int lda, const int trans_a, const ulong strideA,
           __global const real *B, const ulong offB, const int ldb, const int trans_b,
           const ulong strideB, const real beta, __global real *C, const ulong offC, const int ldc,
-          const ulong strideC)
+          const ulong strideC, const int splits, const int k_split, __global real *partial)
 {
     __local real As[GEMM_STAGES * GEMM_BK * GEMM_LDA];
     __local real Bs[GEMM_STAGES * GEMM_BK * GEMM_LDB];
@@ -85,10 +89,13 @@ gemm_tile(const int m, const int n, const int k, const real alpha, __global cons
     const int g = lane / 4, t = lane % 4;
     const int wm = warp % GEMM_WARPS_M, wn = warp / GEMM_WARPS_M;
     const int m0 = (int)get_group_id(0) * GEMM_BM, n0 = (int)get_group_id(1) * GEMM_BN;
-    const ulong prod = get_group_id(2);
-    A += offA + prod * strideA;
-    B += offB + prod * strideB;
+    const ulong prod = get_group_id(2) / splits;
+    const int range = (int)(get_group_id(2) % splits), k0 = range * k_split;
+    const int k = min(k_split, k_total - k0); /* this range of k */
+    A += offA + prod * strideA + (trans_a ? (ulong)k0 : (ulong)k0 * (ulong)lda);
+    B += offB + prod * strideB + (trans_b ? (ulong)k0 * (ulong)ldb : (ulong)k0);
     C += offC + prod * strideC;
+    partial += get_group_id(2) * (ulong)m * (ulong)n; /* this product's range's sums */
 
     real acc[4][4][2];
     GEMM_UNROLL
@@ -201,10 +208,32 @@ gemm_tile(const int m, const int n, const int k, const real alpha, __global cons
             for (int h = 0; h < 2; ++h) {
                 const int c = n0 + wn * 32 + j * 8 + 2 * t + h;
                 if (r < m && c < n) {
-                    __global real *cp = C + (ulong)c * (ulong)ldc + (ulong)r;
-                    const real v = alpha * acc[i][j][h];
-                    *cp = beta == 0 ? v : fma(beta, *cp, v);
+                    if (splits > 1) {
+                        partial[(ulong)c * (ulong)m + (ulong)r] = acc[i][j][h];
+                    } else {
+                        __global real *cp = C + (ulong)c * (ulong)ldc + (ulong)r;
+                        const real v = alpha * acc[i][j][h];
+                        *cp = beta == 0 ? v : fma(beta, *cp, v);
+                    }
                 }
             }
     }
+}
+
+/* C := alpha (the ranges' sums, added in order) + beta C: one work-item an entry, group id 1 =
+ * product; the ranges' m x n sums lie one after another for each product */
+__kernel void gemm_sum_splits(const int m, const int n, const int splits, const real alpha,
+                              __global const real *partial, const real beta, __global real *C,
+                              const ulong offC, const int ldc, const ulong strideC)
+{
+    const ulong e = get_global_id(0), mn = (ulong)m * (ulong)n, prod = get_global_id(1);
+    if (e >= mn)
+        return;
+    partial += prod * (ulong)splits * mn + e;
+    real sum = 0;
+    for (int s = 0; s < splits; ++s)
+        sum += partial[(ulong)s * mn];
+    __global real *cp = C + offC + prod * strideC + (e / m) * (ulong)ldc + e % m;
+    const real v = alpha * sum;
+    *cp = beta == 0 ? v : fma(beta, *cp, v);
 }

@@ -1287,6 +1287,9 @@ static double lu_inverse_seconds(int n, int p, const double *A, const double *B,
     return info == 0 ? t : 0;
 }
 
+static double gemm_seconds(bcl_context *ctx, int clblast, int tensor, int ta, int tb, size_t m,
+                           size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps);
+
 /* One precision's table (dbl: double, else float; A, B random in double, rounded to float first
  * for a float run, so that the residual's H is the one inverted). */
 static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
@@ -1312,6 +1315,26 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
            bcl_pcyclic_has_clblast() ? "linked" : "NOT in this build");
     printf("# clBLAST %s on this device, best of %zu^3 and %zu^3: %.1f GFLOP/s (at %zu)\n",
            gemm_name, sizes[0], sizes[1], gemm * 1e-9, gemm_m);
+    if (dbl && bcl_gemm_tensor_device(ctx)) { /* the inversion's own products run faster */
+        const size_t m = sizes[1];
+        cl_int e1, e2, e3;
+        cl_context cc = bcl_cl_context(ctx);
+        cl_mem a = clCreateBuffer(cc, CL_MEM_READ_WRITE, m * m * es, NULL, &e1);
+        cl_mem b = clCreateBuffer(cc, CL_MEM_READ_WRITE, m * m * es, NULL, &e2);
+        cl_mem d = clCreateBuffer(cc, CL_MEM_READ_WRITE, m * m * es, NULL, &e3);
+        const double one = 1.0;
+        if (!e1 && !e2 && !e3) {
+            clEnqueueFillBuffer(bcl_cl_queue(ctx), a, &one, es, 0, m * m * es, 0, NULL, NULL);
+            clEnqueueFillBuffer(bcl_cl_queue(ctx), b, &one, es, 0, m * m * es, 0, NULL, NULL);
+            const double t = gemm_seconds(ctx, 0, 1, 0, 0, m, m, m, a, b, d, 3);
+            printf("# the inversion's GEMMs run gemm.cl (fp64 tensor cores): %zu^3 at %.1f "
+                   "GFLOP/s; %%DGEMM stays against clBLAST's rate\n",
+                   m, t > 0 ? 2.0 * (double)m * m * m / t * 1e-9 : 0);
+        }
+        if (a) clReleaseMemObject(a);
+        if (b) clReleaseMemObject(b);
+        if (d) clReleaseMemObject(d);
+    }
     printf("# GFLOP/s = BSOFI's flops (paper, Table 1, row version) / wall time of the "
            "device-buffer call (host panels included), median of %d; LU = LAPACK %s of the "
            "assembled H on %d host threads, timed once per N\n",
@@ -1450,13 +1473,21 @@ static int cmd_bench_pcyclic(options *o)
 static double gemm_seconds(bcl_context *ctx, int clblast, int tensor, int ta, int tb, size_t m,
                            size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps)
 {
+    /* gemm.cl's sums of the ranges of k, where the shape gives the device too few tiles */
+    const size_t work_elems = clblast ? 0 : bcl_gemm_work_elements(ctx, 1, m, n, k, 1);
     cl_command_queue q = bcl_cl_queue(ctx);
+    cl_int werr = CL_SUCCESS;
+    cl_mem work = work_elems ? clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE,
+                                              work_elems * sizeof(double), NULL, &werr)
+                             : NULL;
+    if (werr != CL_SUCCESS)
+        return 0;
     const size_t lda = ta ? k : m, ldb = tb ? n : k;
     double t[32];
     reps = reps < 1 ? 1 : reps > 31 ? 31 : reps;
-    for (int r = 0; r <= reps; ++r) {
+    int ok = 1;
+    for (int r = 0; r <= reps && ok; ++r) {
         const double t0 = hu_now();
-        int ok;
         if (clblast) {
 #ifdef BATCHCL_BENCH_CLBLAST
             ok = CLBlastDgemm(CLBlastLayoutColMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
@@ -1468,14 +1499,14 @@ static double gemm_seconds(bcl_context *ctx, int clblast, int tensor, int ta, in
         } else {
             const bcl_gemm_operand oa = {a, 0, lda, 0}, ob = {b, 0, ldb, 0}, oc = {c, 0, m, 0};
             ok = bcl_gemm_enqueue(ctx, q, "bench gemm", 1, tensor, ta, tb, m, n, k, 1, 1.0, oa, ob,
-                                  0.0, oc) == BCL_SUCCESS;
+                                  0.0, oc, work, work_elems) == BCL_SUCCESS;
         }
-        if (!ok)
-            return 0;
         clFinish(q);
         t[r] = hu_now() - t0;
     }
-    return hu_median(t + 1, reps);
+    if (work)
+        clReleaseMemObject(work);
+    return ok ? hu_median(t + 1, reps) : 0;
 }
 
 /* Double GEMMs of the square sizes and of BSOFI's shapes (the Q^T application's N x 2n x 2n with

@@ -56,7 +56,8 @@ for part in $parts; do
               timeout 60 ./pole_sweep --out /tmp/pole_sweep; } >>"$log" 2>&1
         fi ;;
     pcyclic)
-        { timeout 150 ./batchcl bench pcyclic --n 32,64,128,256,512,1024 --order 10000 --reps 3
+        { timeout 60 ./batchcl bench gemm --reps 5
+          timeout 150 ./batchcl bench pcyclic --n 32,64,128,256,512,1024 --order 10000 --reps 3
           ./hubbard_greens; } >>"$log" 2>&1 ;;
     pde)
         if [ -x ./pde_pricer ]; then

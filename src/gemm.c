@@ -21,10 +21,74 @@ int bcl_gemm_tensor_device(const bcl_context *ctx)
  * still gives every compute unit two work-groups, else the smallest */
 static const int tiles[3][2] = {{4, 2}, {2, 2}, {2, 1}};
 
+/* The launch's shape: tile, slices, and the ranges of k when even the smallest tile leaves
+ * compute units idle (at most 16 ranges): on the H100 the p-cyclic step's 256^3 products made 32
+ * work-groups, whose chain of 16 slices cost about a global load's latency each (n = 256: 24.6
+ * us a product on average; 11.9 us in ranges, plus 6.0 us for the sums' launch). BATCHCL_GEMM_TILE (0-2) and BATCHCL_GEMM_SPLITS (1-16) force the
+ * tile and the ranges (tests; the CPU device never splits on its own). */
+typedef struct {
+    int tile, bk, stages, splits, k_split;
+} gemm_plan;
+
+/* the work-groups of one range of k (tiles of all products) */
+static size_t tiles_of(const gemm_plan *g, size_t m, size_t n, size_t count)
+{
+    const size_t bm = 32 * (size_t)tiles[g->tile][0], bn = 32 * (size_t)tiles[g->tile][1];
+    return (m + bm - 1) / bm * ((n + bn - 1) / bn) * count;
+}
+
+static gemm_plan plan_for(const bcl_context *ctx, size_t m, size_t n, size_t k, size_t count)
+{
+    gemm_plan g = {0, 16, 1, 1, (int)k};
+    /* slices: BATCHCL_GEMM_SLICES=BK,STAGES (experiments; 16,1 by default: on the H100 8,2 and
+     * 8,1 took 10-15 % longer on the large shapes) */
+    const char *sl_env = getenv("BATCHCL_GEMM_SLICES");
+    if (sl_env && sscanf(sl_env, "%d,%d", &g.bk, &g.stages) != 2)
+        g.bk = 16, g.stages = 1;
+    if ((g.bk != 8 && g.bk != 16) || (g.stages != 1 && g.stages != 2))
+        g.bk = 16, g.stages = 1;
+    const char *tile_env = getenv("BATCHCL_GEMM_TILE");
+    const int forced = tile_env && tile_env[0] >= '0' && tile_env[0] <= '2' && !tile_env[1]
+                           ? tile_env[0] - '0'
+                           : -1;
+    const size_t want = 2 * (size_t)ctx->dev.compute_units;
+    size_t groups = 0;
+    for (g.tile = forced >= 0 ? forced : 0;; ++g.tile) {
+        groups = tiles_of(&g, m, n, count);
+        if (forced >= 0 || g.tile == 2 || groups >= want)
+            break;
+    }
+    const char *split_env = getenv("BATCHCL_GEMM_SPLITS");
+    size_t splits = split_env ? (size_t)atoi(split_env) : (want + groups - 1) / groups;
+    /* each range two slices or more, and no split of a chain shorter than 8 slices (at n = 64 on
+     * the H100 the second launch cost more than the 64^3 products' short chains) */
+    const size_t by_k = k < 8 * (size_t)g.bk ? 1 : k / (2 * (size_t)g.bk);
+    if (!split_env && splits > by_k)
+        splits = by_k;
+    splits = splits < 1 ? 1 : splits > 16 ? 16 : splits;
+    if (splits > 1) {
+        /* ranges of whole slices; the last may be shorter */
+        const size_t per = ((k + splits - 1) / splits + g.bk - 1) / g.bk * g.bk;
+        g.k_split = (int)per;
+        g.splits = (int)((k + per - 1) / per);
+    }
+    return g;
+}
+
+size_t bcl_gemm_work_elements(const bcl_context *ctx, int dbl, size_t m, size_t n, size_t k,
+                              size_t count)
+{
+    if (m == 0 || n == 0 || k == 0 || count == 0 || k > INT_MAX)
+        return 0;
+    (void)dbl; /* the same count of elements in either precision */
+    const gemm_plan g = plan_for(ctx, m, n, k, count);
+    return g.splits > 1 ? (size_t)g.splits * count * m * n : 0;
+}
+
 bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn, int dbl,
                             int tensor, int ta, int tb, size_t m, size_t n, size_t k, size_t count,
                             double alpha, bcl_gemm_operand A, bcl_gemm_operand B, double beta,
-                            bcl_gemm_operand C)
+                            bcl_gemm_operand C, cl_mem work, size_t work_elements)
 {
     if (m == 0 || n == 0 || k == 0 || count == 0)
         return BCL_SUCCESS;
@@ -40,28 +104,13 @@ bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn
                         "%s: the tensor-core GEMM needs double precision on NVIDIA sm_80 or later "
                         "(device %s, %s)",
                         fn, ctx->dev.name, ctx->dev.architecture);
-    const char *tile_env = getenv("BATCHCL_GEMM_TILE"); /* 0, 1 or 2 forces a tile (tests) */
-    const int forced = tile_env && tile_env[0] >= '0' && tile_env[0] <= '2' && !tile_env[1]
-                           ? tile_env[0] - '0'
-                           : -1;
-    int ti = forced >= 0 ? forced : 0;
-    while (ti < 2 && forced < 0) {
-        const size_t bm = 32 * (size_t)tiles[ti][0], bn = 32 * (size_t)tiles[ti][1];
-        if ((m + bm - 1) / bm * ((n + bn - 1) / bn) * count >= 2 * (size_t)ctx->dev.compute_units)
-            break;
-        ++ti;
-    }
-    const int wm = tiles[ti][0], wn = tiles[ti][1], threads = 32 * wm * wn;
+    gemm_plan g = plan_for(ctx, m, n, k, count);
+    if (g.splits > 1 && (!work || work_elements < (size_t)g.splits * count * m * n))
+        g.splits = 1, g.k_split = (int)k; /* no room for the ranges' sums */
+    const int wm = tiles[g.tile][0], wn = tiles[g.tile][1], threads = 32 * wm * wn;
     char opt[128];
-    /* slices: BATCHCL_GEMM_SLICES=BK,STAGES (experiments; 16,1 by default) */
-    int bk = 16, stages = 1;
-    const char *sl_env = getenv("BATCHCL_GEMM_SLICES");
-    if (sl_env && sscanf(sl_env, "%d,%d", &bk, &stages) != 2)
-        bk = 16, stages = 1;
-    if ((bk != 8 && bk != 16) || (stages != 1 && stages != 2))
-        bk = 16, stages = 1;
     snprintf(opt, sizeof opt, "-DGEMM_WARPS_M=%d -DGEMM_WARPS_N=%d -DGEMM_BK=%d -DGEMM_STAGES=%d%s%s",
-             wm, wn, bk, stages, dbl ? " -DBCL_DOUBLE" : "", tensor ? " -DBCL_PTX_DMMA" : "");
+             wm, wn, g.bk, g.stages, dbl ? " -DBCL_DOUBLE" : "", tensor ? " -DBCL_PTX_DMMA" : "");
     bcl_kernel_entry *ke = NULL;
     bcl_status s = bcl_get_kernel(ctx, "gemm.cl", opt, "gemm_tile", &ke);
     if (s == BCL_BUILD_FAILED && tensor)
@@ -99,11 +148,36 @@ bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn
     err |= clSetKernelArg(kk, 16, sizeof oc, &oc);
     err |= clSetKernelArg(kk, 17, sizeof ldc, &ldc);
     err |= clSetKernelArg(kk, 18, sizeof sc, &sc);
+    const cl_int csplits = g.splits, ck_split = g.k_split;
+    err |= clSetKernelArg(kk, 19, sizeof csplits, &csplits);
+    err |= clSetKernelArg(kk, 20, sizeof ck_split, &ck_split);
+    err |= clSetKernelArg(kk, 21, sizeof(cl_mem), g.splits > 1 ? &work : &C.buf);
     const size_t bm = 32 * (size_t)wm, bn = 32 * (size_t)wn;
-    const size_t global[3] = {(m + bm - 1) / bm * (size_t)threads, (n + bn - 1) / bn, count},
+    const size_t global[3] = {(m + bm - 1) / bm * (size_t)threads, (n + bn - 1) / bn,
+                              count * (size_t)g.splits},
                  local[3] = {(size_t)threads, 1, 1};
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(q, kk, 3, NULL, global, local, 0, NULL, NULL);
+    if (err == CL_SUCCESS && g.splits > 1) { /* the ranges' sums, in order, into C */
+        bcl_kernel_entry *ks = NULL;
+        s = bcl_get_kernel(ctx, "gemm.cl", opt, "gemm_sum_splits", &ks);
+        if (s != BCL_SUCCESS)
+            return s;
+        cl_kernel kr = ks->kernel;
+        err |= clSetKernelArg(kr, 0, sizeof cm, &cm);
+        err |= clSetKernelArg(kr, 1, sizeof cn, &cn);
+        err |= clSetKernelArg(kr, 2, sizeof csplits, &csplits);
+        err |= clSetKernelArg(kr, 3, real_bytes, dbl ? (const void *)&alpha : (const void *)&alpha_f);
+        err |= clSetKernelArg(kr, 4, sizeof work, &work);
+        err |= clSetKernelArg(kr, 5, real_bytes, dbl ? (const void *)&beta : (const void *)&beta_f);
+        err |= clSetKernelArg(kr, 6, sizeof C.buf, &C.buf);
+        err |= clSetKernelArg(kr, 7, sizeof oc, &oc);
+        err |= clSetKernelArg(kr, 8, sizeof ldc, &ldc);
+        err |= clSetKernelArg(kr, 9, sizeof sc, &sc);
+        const size_t sg[2] = {(m * n + 255) / 256 * 256, count}, sl[2] = {256, 1};
+        if (err == CL_SUCCESS)
+            err = clEnqueueNDRangeKernel(q, kr, 2, NULL, sg, sl, 0, NULL, NULL);
+    }
     if (err != CL_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "%s: launching gemm_tile (m = %zu, n = %zu, k = %zu, %zu products)",

@@ -187,7 +187,13 @@ typedef struct {
 bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn, int dbl,
                             int tensor, int ta, int tb, size_t m, size_t n, size_t k, size_t count,
                             double alpha, bcl_gemm_operand A, bcl_gemm_operand B, double beta,
-                            bcl_gemm_operand C);
+                            bcl_gemm_operand C, cl_mem work, size_t work_elements);
+/* The elements (of the precision) of `work` bcl_gemm_enqueue uses for this shape: products that
+ * give the device too few tiles split k into ranges, whose sums a second launch adds into C.
+ * 0: none; given less (or no buffer), it does not split. Calls sharing a buffer must not run at
+ * once (one in-order queue). */
+size_t bcl_gemm_work_elements(const bcl_context *ctx, int dbl, size_t m, size_t n, size_t k,
+                              size_t count);
 
 /* ---- tuning ---- */
 

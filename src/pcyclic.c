@@ -300,6 +300,8 @@ typedef struct {
     cl_mem dS; /* n x n multipliers: column version W_j at j, row version Xt_i at p + i */
     cl_mem dGemmTmp;       /* clBLAST's indirect GEMM's padded operands (NULL: none yet) */
     size_t gemm_tmp_bytes; /* its size */
+    cl_mem dGemmWork;       /* gemm.cl's workspace (sums of k in ranges) */
+    size_t gemm_work_elems; /* its size */
     cl_mem dR; /* device blocks, offsets below */
     size_t r_s, r_l, r_t, r_v, r_tm, r_w, r_a, r_u1, r_u, r_tv, r_eye;
     /* host panels */
@@ -314,6 +316,45 @@ typedef struct {
     cl_event arena_done[2];
 } bsofi;
 
+/* clBLAST's indirect GEMM's workspace (its padded operands), grown to at least `bytes` (a buffer
+ * released while kernels still use it lives until they are done); NULL when it cannot grow
+ * (clBLAST then allocates its own) */
+static cl_mem gemm_workspace(bsofi *w, size_t bytes)
+{
+    if (bytes > w->gemm_tmp_bytes) {
+        if (w->dGemmTmp)
+            clReleaseMemObject(w->dGemmTmp);
+        cl_int err;
+        w->dGemmTmp = clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+        w->gemm_tmp_bytes = err == CL_SUCCESS ? bytes : 0;
+        if (err != CL_SUCCESS)
+            w->dGemmTmp = NULL;
+    }
+    return bytes > 0 && bytes <= w->gemm_tmp_bytes ? w->dGemmTmp : NULL;
+}
+
+/* count products of one shape by gemm.cl, the operands' offsets strides apart; its workspace
+ * (sums of k in ranges where a product has few tiles) grown as needed */
+static bcl_status own_gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m, size_t n,
+                           size_t k, size_t count, double alpha, bcl_gemm_operand a,
+                           bcl_gemm_operand b, double beta, bcl_gemm_operand c)
+{
+    const size_t elems = bcl_gemm_work_elements(w->ctx, w->dbl, m, n, k, count);
+    if (elems > w->gemm_work_elems) {
+        if (w->dGemmWork)
+            clReleaseMemObject(w->dGemmWork);
+        cl_int err;
+        w->dGemmWork = clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, elems * w->es, NULL, &err);
+        w->gemm_work_elems = err == CL_SUCCESS ? elems : 0;
+        if (err != CL_SUCCESS) /* k not split then */
+            w->dGemmWork = NULL;
+    }
+    cl_mem work = elems && elems <= w->gemm_work_elems ? w->dGemmWork : NULL;
+    return bcl_gemm_enqueue(w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
+                            tb == CLBlastTransposeYes, m, n, k, count, alpha, a, b, beta, c, work,
+                            work ? elems : 0);
+}
+
 static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m, size_t n,
                        size_t k, double alpha, cl_mem A, size_t offA, size_t lda, cl_mem B,
                        size_t offB, size_t ldb, double beta, cl_mem C, size_t offC, size_t ldc)
@@ -322,9 +363,7 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
         return BCL_SUCCESS;
     if (w->own_gemm) {
         const bcl_gemm_operand a = {A, offA, lda, 0}, b = {B, offB, ldb, 0}, c = {C, offC, ldc, 0};
-        bcl_status s = bcl_gemm_enqueue(w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor,
-                                        ta == CLBlastTransposeYes, tb == CLBlastTransposeYes, m, n,
-                                        k, 1, alpha, a, b, beta, c);
+        bcl_status s = own_gemm(w, ta, tb, m, n, k, 1, alpha, a, b, beta, c);
         if (s != BCL_BUILD_FAILED || !w->gemm_tensor)
             return s;
         /* the compiler refused the inline PTX (remembered in the context): clBLAST from here */
@@ -332,24 +371,16 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
         w->own_gemm = w->gemm_tensor = 0;
     }
     /* clBLAST's indirect GEMM pads and copies its operands into a temporary buffer, which it
-     * would allocate and free in every call: the workspace keeps one, grown as needed (a buffer
-     * released while kernels still use it lives until they are done) */
+     * would allocate and free in every call: the workspace keeps one (without it, clBLAST
+     * allocates its own) */
     size_t tmp_bytes = 0;
-    if (!w->force_fail &&
+    if (w->force_fail ||
         (w->dbl ? CLBlastDGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
                                              ldb, offC, ldc, &w->q, &tmp_bytes)
                 : CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
-                                             ldb, offC, ldc, &w->q, &tmp_bytes)) == CLBlastSuccess &&
-        tmp_bytes > w->gemm_tmp_bytes) {
-        if (w->dGemmTmp)
-            clReleaseMemObject(w->dGemmTmp);
-        cl_int err;
-        w->dGemmTmp = clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, tmp_bytes, NULL, &err);
-        w->gemm_tmp_bytes = err == CL_SUCCESS ? tmp_bytes : 0;
-        if (err != CL_SUCCESS)
-            w->dGemmTmp = NULL; /* clBLAST allocates its own, as without this buffer */
-    }
-    cl_mem tmp = tmp_bytes > 0 && tmp_bytes <= w->gemm_tmp_bytes ? w->dGemmTmp : NULL;
+                                             ldb, offC, ldc, &w->q, &tmp_bytes)) != CLBlastSuccess)
+        tmp_bytes = 0;
+    cl_mem tmp = gemm_workspace(w, tmp_bytes);
     CLBlastStatusCode s =
         w->force_fail ? CLBlastUnknownError
         : w->dbl ? CLBlastDgemmWithTempBuffer(CLBlastLayoutColMajor, ta, tb, m, n, k, alpha, A, offA,
@@ -610,9 +641,7 @@ static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose t
         const bcl_gemm_operand a = {A, offA[0], lda, one ? offA[1] - offA[0] : 0},
                                b = {B, offB[0], ldb, one ? offB[1] - offB[0] : 0},
                                c = {C, offC[0], ldc, one ? offC[1] - offC[0] : 0};
-        bcl_status s = bcl_gemm_enqueue(w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor,
-                                        ta == CLBlastTransposeYes, tb == CLBlastTransposeYes, m, n,
-                                        k, count, alpha, a, b, beta, c);
+        bcl_status s = own_gemm(w, ta, tb, m, n, k, count, alpha, a, b, beta, c);
         if (s != BCL_BUILD_FAILED || !w->gemm_tensor)
             return s;
         bcl_clear_error(w->ctx);
@@ -1239,9 +1268,9 @@ static void bsofi_release(bsofi *w)
             clReleaseEvent(w->arena_done[i]);
         free(w->arena[i]);
     }
-    cl_mem bufs[13] = {w->dT,   w->dQ,   w->dS,    w->dR, w->dP, w->dV,
-                       w->dTb,  w->dWp,  w->dRkk,  w->dBad, w->dA, w->dB, w->dGemmTmp};
-    for (int i = 0; i < 13; ++i)
+    cl_mem bufs[14] = {w->dT,   w->dQ,   w->dS,   w->dR, w->dP,       w->dV,       w->dTb,
+                       w->dWp,  w->dRkk, w->dBad, w->dA, w->dB, w->dGemmTmp, w->dGemmWork};
+    for (int i = 0; i < 14; ++i)
         if (bufs[i])
             clReleaseMemObject(bufs[i]);
     free(w->Rd);

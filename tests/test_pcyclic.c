@@ -324,6 +324,9 @@ static void test_variants(void **state)
         use_method(ctx, 3, 0);
         check_batch(ctx, 1, 2, GRID_COND, 70, 3, 1, "device panels, gemm.cl");
         check_batch(ctx, 1, 0, 0, 17, 7, 2, "device panels, gemm.cl");
+        setenv("BATCHCL_GEMM_SPLITS", "3", 1); /* k in ranges (the H100's small products) */
+        check_batch(ctx, 1, 0, 0, 40, 5, 1, "device panels, gemm.cl, k in ranges");
+        unsetenv("BATCHCL_GEMM_SPLITS");
         if (!strstr(bcl_last_kernel(ctx), "GEMMs by gemm.cl"))
             fail_msg("expected gemm.cl's GEMMs in: %s", bcl_last_kernel(ctx));
         unsetenv("BATCHCL_PCYCLIC_QFORM");
@@ -515,7 +518,8 @@ static int clear_hooks(void **state)
                                         "BATCHCL_PCYCLIC_NB", "BATCHCL_PCYCLIC_SPLIT_ROWS",
                                         "BATCHCL_PCYCLIC_PANEL", "BATCHCL_CLBLAST_TUNED",
                                         "BATCHCL_PCYCLIC_QFORM", "BATCHCL_PCYCLIC_X_LOCAL",
-                                        "BATCHCL_PCYCLIC_GEMM", "BATCHCL_GEMM_TILE"};
+                                        "BATCHCL_PCYCLIC_GEMM", "BATCHCL_GEMM_TILE",
+                                        "BATCHCL_GEMM_SPLITS"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
@@ -847,34 +851,48 @@ static void check_gemm(bcl_context *ctx, int dbl, int tensor, int ta, int tb, in
     assert_int_equal(err, CL_SUCCESS);
     const bcl_gemm_operand oa = {da, off, (size_t)lda, sa}, ob = {db, off, (size_t)ldb, sb},
                            oc = {dc, off, (size_t)ldc, sc};
-    TU_STATUS(ctx, BCL_SUCCESS,
-              bcl_gemm_enqueue(ctx, q, "test", dbl, tensor, ta, tb, (size_t)m, (size_t)n,
-                               (size_t)k, (size_t)count, alpha, oa, ob, beta, oc));
-    assert_int_equal(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, nc * es, hc, 0, NULL, NULL),
-                     CL_SUCCESS);
-    double worst = 0;
-    for (size_t i = 0; i < nc; ++i) {
-        const double got = oracle_get(hc, dbl, i);
-        const size_t rel = i < off ? 0 : (i - off) % sc, col = rel / ldc, row = rel % ldc;
-        const int inside = i >= off && rel < csz && (int)row < m && (int)col < n;
-        if (!inside) { /* untouched: padding, gaps between products, NaN or the initial value */
-            const double was = oracle_get(hc0, dbl, i);
-            if (!(isnan(was) ? isnan(got) : got == was))
-                fail_msg("gemm %c%c m=%d n=%d k=%d x%d: element %zu outside C changed", cta, ctb,
-                         m, n, k, count, i);
-            continue;
+    const size_t work_elems =
+        bcl_gemm_work_elements(ctx, dbl, (size_t)m, (size_t)n, (size_t)k, (size_t)count);
+    cl_mem work = NULL;
+    if (work_elems) {
+        work = clCreateBuffer(cl, CL_MEM_READ_WRITE, work_elems * es, NULL, &err);
+        assert_int_equal(err, CL_SUCCESS);
+    }
+    /* with k in ranges twice on the same workspace (as the library's calls reuse it) */
+    for (int round = 0; round < (work ? 2 : 1); ++round) {
+        assert_int_equal(
+            clEnqueueWriteBuffer(q, dc, CL_TRUE, 0, nc * es, hc0, 0, NULL, NULL), CL_SUCCESS);
+        TU_STATUS(ctx, BCL_SUCCESS,
+                  bcl_gemm_enqueue(ctx, q, "test", dbl, tensor, ta, tb, (size_t)m, (size_t)n,
+                                   (size_t)k, (size_t)count, alpha, oa, ob, beta, oc, work,
+                                   work_elems));
+        assert_int_equal(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, nc * es, hc, 0, NULL, NULL),
+                         CL_SUCCESS);
+        for (size_t i = 0; i < nc; ++i) {
+            const double got = oracle_get(hc, dbl, i);
+            const size_t rel = i < off ? 0 : (i - off) % sc, col = rel / ldc, row = rel % ldc;
+            const int inside = i >= off && rel < csz && (int)row < m && (int)col < n;
+            if (!inside) { /* untouched: padding, gaps between products (NaN or as before) */
+                const double was = oracle_get(hc0, dbl, i);
+                if (!(isnan(was) ? isnan(got) : got == was))
+                    fail_msg("gemm %c%c m=%d n=%d k=%d x%d: element %zu outside C changed", cta,
+                             ctb, m, n, k, count, i);
+                continue;
+            }
+            const double e = fabs(got - R[i]) / (Bound[i] > 0 ? Bound[i] : eps);
+            if (!(e <= 1))
+                fail_msg("gemm %c%c m=%d n=%d k=%d x%d (%s, %s, call %d): C(%zu, %zu) of product "
+                         "%zu = %.17g, BLAS %.17g, %.3g of the bound",
+                         cta, ctb, m, n, k, count, dbl ? "double" : "float",
+                         tensor ? "tensor cores" : "portable", round + 1, row, col,
+                         (i - off) / sc, got, R[i], e);
         }
-        const double e = fabs(got - R[i]) / (Bound[i] > 0 ? Bound[i] : eps);
-        if (!(e <= 1))
-            fail_msg("gemm %c%c m=%d n=%d k=%d x%d (%s, %s): C(%zu, %zu) of product %zu = %.17g, "
-                     "BLAS %.17g, %.3g of the bound",
-                     cta, ctb, m, n, k, count, dbl ? "double" : "float",
-                     tensor ? "tensor cores" : "portable", row, col, (i - off) / sc, got, R[i], e);
-        worst = e > worst ? e : worst;
     }
     clReleaseMemObject(da);
     clReleaseMemObject(db);
     clReleaseMemObject(dc);
+    if (work)
+        clReleaseMemObject(work);
     free(ha);
     free(hb);
     free(hc);
@@ -917,6 +935,25 @@ static void test_gemm(void **state)
             }
     }
     unsetenv("BATCHCL_GEMM_TILE");
+    /* k in ranges whose sums a second launch adds (where the smallest tile leaves compute
+     * units idle; forced here): ranges of whole slices, the last shorter, or of one slice */
+    const int split_shapes[][5] = {{33, 65, 100, 2, 3}, {130, 70, 40, 1, 16}, {7, 5, 33, 3, 2}};
+    for (size_t sh = 0; sh < sizeof split_shapes / sizeof split_shapes[0]; ++sh) {
+        const int *x = split_shapes[sh];
+        char sv[8];
+        snprintf(sv, sizeof sv, "%d", x[4]);
+        setenv("BATCHCL_GEMM_SPLITS", sv, 1);
+        for (int t = 0; t < 4; ++t) {
+            const double beta = t == 1 ? 0.5 : 0;
+            check_gemm(ctx, 1, 0, t & 1, t >> 1, x[0], x[1], x[2], x[3], -0.75, beta, ++seed);
+            if (tensor)
+                check_gemm(ctx, 1, 1, t & 1, t >> 1, x[0], x[1], x[2], x[3], -0.75, beta, ++seed);
+        }
+        if (bcl_gemm_work_elements(ctx, 1, (size_t)x[0], (size_t)x[1], (size_t)x[2], (size_t)x[3]) <
+            (size_t)x[0] * x[1] * x[3] * 2)
+            fail_msg("expected k split in ranges for m=%d n=%d k=%d", x[0], x[1], x[2]);
+    }
+    unsetenv("BATCHCL_GEMM_SPLITS");
     /* bad arguments: a leading dimension below the rows, the tensor build in float */
     cl_int err;
     cl_mem buf = clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE, 4096, NULL, &err);
@@ -924,11 +961,11 @@ static void test_gemm(void **state)
     const bcl_gemm_operand small = {buf, 0, 3, 0}, ok = {buf, 0, 8, 0};
     TU_STATUS(ctx, BCL_INVALID_ARGUMENT,
               bcl_gemm_enqueue(ctx, bcl_cl_queue(ctx), "test", 1, 0, 0, 0, 8, 8, 8, 1, 1.0, small,
-                               ok, 0.0, ok));
+                               ok, 0.0, ok, NULL, 0));
     assert_non_null(strstr(bcl_last_error(ctx), "leading dimensions 3, 8, 8"));
     TU_STATUS(ctx, BCL_INVALID_ARGUMENT,
               bcl_gemm_enqueue(ctx, bcl_cl_queue(ctx), "test", 0, 1, 0, 0, 8, 8, 8, 1, 1.0, ok, ok,
-                               0.0, ok));
+                               0.0, ok, NULL, 0));
     assert_non_null(strstr(bcl_last_error(ctx), "tensor-core GEMM needs double precision"));
     clReleaseMemObject(buf);
     bcl_destroy(ctx);
