@@ -1218,11 +1218,55 @@ static double bsofi_flops(double n, double p)
            2 * n * n * p * (3 * n * p - 2 * n + p);
 }
 
-/* clBLAST DGEMM or SGEMM (m x m x m, column-major) on the context's device: flop/s, 0 if
- * unavailable */
-static double clblast_gemm_rate(bcl_context *ctx, size_t m, int dbl)
+/* seconds of one GEMM call in double or float (clBLAST when clblast, else gemm.cl, on the tensor
+ * cores when tensor), median of reps after a first call that builds the kernels; 0 when the call
+ * fails */
+static double gemm_seconds(bcl_context *ctx, int dbl, int clblast, int tensor, int ta, int tb,
+                           size_t m, size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps)
 {
+    /* gemm.cl's sums of the ranges of k, where the shape gives the device too few tiles */
+    const size_t work_elems = clblast ? 0 : bcl_gemm_work_elements(ctx, dbl, m, n, k, 1);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    cl_int werr = CL_SUCCESS;
+    cl_mem work = work_elems ? clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE,
+                                              work_elems * (dbl ? 8 : 4), NULL, &werr)
+                             : NULL;
+    if (werr != CL_SUCCESS)
+        return 0;
+    const size_t lda = ta ? k : m, ldb = tb ? n : k;
+    double t[32];
+    reps = reps < 1 ? 1 : reps > 31 ? 31 : reps;
+    int ok = 1;
+    for (int r = 0; r <= reps && ok; ++r) {
+        const double t0 = hu_now();
+        if (clblast) {
 #ifdef BATCHCL_BENCH_CLBLAST
+            const CLBlastTranspose cta = ta ? CLBlastTransposeYes : CLBlastTransposeNo,
+                                   ctb = tb ? CLBlastTransposeYes : CLBlastTransposeNo;
+            ok = (dbl ? CLBlastDgemm(CLBlastLayoutColMajor, cta, ctb, m, n, k, 1.0, a, 0, lda, b, 0,
+                                     ldb, 0.0, c, 0, m, &q, NULL)
+                      : CLBlastSgemm(CLBlastLayoutColMajor, cta, ctb, m, n, k, 1.0f, a, 0, lda, b, 0,
+                                     ldb, 0.0f, c, 0, m, &q, NULL)) == CLBlastSuccess;
+#else
+            ok = 0;
+#endif
+        } else {
+            const bcl_gemm_operand oa = {a, 0, lda, 0}, ob = {b, 0, ldb, 0}, oc = {c, 0, m, 0};
+            ok = bcl_gemm_enqueue(ctx, q, "bench gemm", dbl, tensor, ta, tb, m, n, k, 1, 1.0, oa, ob,
+                                  0.0, oc, work, work_elems) == BCL_SUCCESS;
+        }
+        clFinish(q);
+        t[r] = hu_now() - t0;
+    }
+    if (work)
+        clReleaseMemObject(work);
+    return ok ? hu_median(t + 1, reps) : 0;
+}
+
+/* an m x m x m GEMM of ones in double or float (clBLAST, else gemm.cl as the inversion runs it):
+ * flop/s, 0 if unavailable */
+static double square_gemm_rate(bcl_context *ctx, size_t m, int dbl, int clblast)
+{
     cl_context c = bcl_cl_context(ctx);
     cl_command_queue q = bcl_cl_queue(ctx);
     const size_t es = dbl ? sizeof(double) : sizeof(float);
@@ -1230,38 +1274,20 @@ static double clblast_gemm_rate(bcl_context *ctx, size_t m, int dbl)
     cl_mem a = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * es, NULL, &e1);
     cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * es, NULL, &e2);
     cl_mem d = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * es, NULL, &e3);
-    double rate = 0;
+    double t = 0;
     if (!e1 && !e2 && !e3) {
         const double one = 1.0;
         const float onef = 1.0f;
         const void *fill = dbl ? (const void *)&one : (const void *)&onef;
         clEnqueueFillBuffer(q, a, fill, es, 0, m * m * es, 0, NULL, NULL);
         clEnqueueFillBuffer(q, b, fill, es, 0, m * m * es, 0, NULL, NULL);
-        double t[4];
-        int ok = 1;
-        for (int r = 0; r < 4 && ok; ++r) { /* the first builds clBLAST's kernels */
-            double t0 = hu_now();
-            const CLBlastTranspose no = CLBlastTransposeNo;
-            ok = (dbl ? CLBlastDgemm(CLBlastLayoutColMajor, no, no, m, m, m, 1.0, a, 0, m, b, 0, m,
-                                     0.0, d, 0, m, &q, NULL)
-                      : CLBlastSgemm(CLBlastLayoutColMajor, no, no, m, m, m, 1.0f, a, 0, m, b, 0, m,
-                                     0.0f, d, 0, m, &q, NULL)) == CLBlastSuccess;
-            clFinish(q);
-            t[r] = hu_now() - t0;
-        }
-        if (ok)
-            rate = 2.0 * (double)m * m * m / hu_median(t + 1, 3);
+        const int tensor = !clblast && dbl && bcl_gemm_tensor_device(ctx);
+        t = gemm_seconds(ctx, dbl, clblast, tensor, 0, 0, m, m, m, a, b, d, 3);
     }
     if (a) clReleaseMemObject(a);
     if (b) clReleaseMemObject(b);
     if (d) clReleaseMemObject(d);
-    return rate;
-#else
-    (void)ctx;
-    (void)m;
-    (void)dbl;
-    return 0;
-#endif
+    return t > 0 ? 2.0 * (double)m * m * m / t : 0;
 }
 
 /* LAPACK dgetrf + dgetri (sgetrf + sgetri unless dbl) of the assembled H with every host thread:
@@ -1287,9 +1313,6 @@ static double lu_inverse_seconds(int n, int p, const double *A, const double *B,
     return info == 0 ? t : 0;
 }
 
-static double gemm_seconds(bcl_context *ctx, int clblast, int tensor, int ta, int tb, size_t m,
-                           size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps);
-
 /* One precision's table (dbl: double, else float; A, B random in double, rounded to float first
  * for a float run, so that the residual's H is the one inverted). */
 static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
@@ -1304,7 +1327,7 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
     double gemm = 0;
     size_t gemm_m = 0;
     for (int i = 0; i < 2; ++i) {
-        const double rate = clblast_gemm_rate(ctx, sizes[i], dbl);
+        const double rate = square_gemm_rate(ctx, sizes[i], dbl, 1);
         if (rate > gemm) {
             gemm = rate;
             gemm_m = sizes[i];
@@ -1315,26 +1338,10 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
            bcl_pcyclic_has_clblast() ? "linked" : "NOT in this build");
     printf("# clBLAST %s on this device, best of %zu^3 and %zu^3: %.1f GFLOP/s (at %zu)\n",
            gemm_name, sizes[0], sizes[1], gemm * 1e-9, gemm_m);
-    if (dbl && bcl_gemm_tensor_device(ctx)) { /* the inversion's own products run faster */
-        const size_t m = sizes[1];
-        cl_int e1, e2, e3;
-        cl_context cc = bcl_cl_context(ctx);
-        cl_mem a = clCreateBuffer(cc, CL_MEM_READ_WRITE, m * m * es, NULL, &e1);
-        cl_mem b = clCreateBuffer(cc, CL_MEM_READ_WRITE, m * m * es, NULL, &e2);
-        cl_mem d = clCreateBuffer(cc, CL_MEM_READ_WRITE, m * m * es, NULL, &e3);
-        const double one = 1.0;
-        if (!e1 && !e2 && !e3) {
-            clEnqueueFillBuffer(bcl_cl_queue(ctx), a, &one, es, 0, m * m * es, 0, NULL, NULL);
-            clEnqueueFillBuffer(bcl_cl_queue(ctx), b, &one, es, 0, m * m * es, 0, NULL, NULL);
-            const double t = gemm_seconds(ctx, 0, 1, 0, 0, m, m, m, a, b, d, 3);
-            printf("# the inversion's GEMMs run gemm.cl (fp64 tensor cores): %zu^3 at %.1f "
-                   "GFLOP/s; %%DGEMM stays against clBLAST's rate\n",
-                   m, t > 0 ? 2.0 * (double)m * m * m / t * 1e-9 : 0);
-        }
-        if (a) clReleaseMemObject(a);
-        if (b) clReleaseMemObject(b);
-        if (d) clReleaseMemObject(d);
-    }
+    if (dbl && bcl_gemm_tensor_device(ctx)) /* the inversion's own products run faster */
+        printf("# the inversion's GEMMs run gemm.cl (fp64 tensor cores): %zu^3 at %.1f GFLOP/s; "
+               "%%DGEMM stays against clBLAST's rate\n",
+               sizes[1], square_gemm_rate(ctx, sizes[1], 1, 0) * 1e-9);
     printf("# GFLOP/s = BSOFI's flops (paper, Table 1, row version) / wall time of the "
            "device-buffer call (host panels included), median of %d; LU = LAPACK %s of the "
            "assembled H on %d host threads, timed once per N\n",
@@ -1468,47 +1475,6 @@ static int cmd_bench_pcyclic(options *o)
 
 /* ---- bench gemm ---- */
 
-/* seconds of one GEMM call (clBLAST when clblast, else gemm.cl), median of reps after a first
- * call that builds the kernels; 0 when the call fails */
-static double gemm_seconds(bcl_context *ctx, int clblast, int tensor, int ta, int tb, size_t m,
-                           size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps)
-{
-    /* gemm.cl's sums of the ranges of k, where the shape gives the device too few tiles */
-    const size_t work_elems = clblast ? 0 : bcl_gemm_work_elements(ctx, 1, m, n, k, 1);
-    cl_command_queue q = bcl_cl_queue(ctx);
-    cl_int werr = CL_SUCCESS;
-    cl_mem work = work_elems ? clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE,
-                                              work_elems * sizeof(double), NULL, &werr)
-                             : NULL;
-    if (werr != CL_SUCCESS)
-        return 0;
-    const size_t lda = ta ? k : m, ldb = tb ? n : k;
-    double t[32];
-    reps = reps < 1 ? 1 : reps > 31 ? 31 : reps;
-    int ok = 1;
-    for (int r = 0; r <= reps && ok; ++r) {
-        const double t0 = hu_now();
-        if (clblast) {
-#ifdef BATCHCL_BENCH_CLBLAST
-            ok = CLBlastDgemm(CLBlastLayoutColMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
-                              tb ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k, 1.0, a, 0,
-                              lda, b, 0, ldb, 0.0, c, 0, m, &q, NULL) == CLBlastSuccess;
-#else
-            ok = 0;
-#endif
-        } else {
-            const bcl_gemm_operand oa = {a, 0, lda, 0}, ob = {b, 0, ldb, 0}, oc = {c, 0, m, 0};
-            ok = bcl_gemm_enqueue(ctx, q, "bench gemm", 1, tensor, ta, tb, m, n, k, 1, 1.0, oa, ob,
-                                  0.0, oc, work, work_elems) == BCL_SUCCESS;
-        }
-        clFinish(q);
-        t[r] = hu_now() - t0;
-    }
-    if (work)
-        clReleaseMemObject(work);
-    return ok ? hu_median(t + 1, reps) : 0;
-}
-
 /* Double GEMMs of the square sizes and of BSOFI's shapes (the Q^T application's N x 2n x 2n with
  * B transposed, the factorization's n^3 with A transposed, S = V^T V), clBLAST against gemm.cl,
  * and the largest difference between the two products relative to k eps max|a| max|b| */
@@ -1554,8 +1520,8 @@ static int cmd_bench_gemm(options *o)
         } else {
             const int ta = shapes[i].ta, tb = shapes[i].tb;
             const double flops = 2.0 * (double)m * n * k;
-            const double tc = gemm_seconds(ctx, 1, 0, ta, tb, m, n, k, a, b, c1, o->reps);
-            const double to = gemm_seconds(ctx, 0, tensor, ta, tb, m, n, k, a, b, c2, o->reps);
+            const double tc = gemm_seconds(ctx, 1, 1, 0, ta, tb, m, n, k, a, b, c1, o->reps);
+            const double to = gemm_seconds(ctx, 1, 0, tensor, ta, tb, m, n, k, a, b, c2, o->reps);
             double diff = -1;
             if (tc > 0 && to > 0) {
                 double *r1 = h + na + nb, *r2 = r1 + nc;

@@ -301,7 +301,7 @@ typedef struct {
     cl_mem dGemmTmp;       /* clBLAST's indirect GEMM's padded operands (NULL: none yet) */
     size_t gemm_tmp_bytes; /* its size */
     cl_mem dGemmWork;       /* gemm.cl's workspace (sums of k in ranges) */
-    size_t gemm_work_elems; /* its size */
+    size_t gemm_work_bytes; /* its size */
     cl_mem dR; /* device blocks, offsets below */
     size_t r_s, r_l, r_t, r_v, r_tm, r_w, r_a, r_u1, r_u, r_tv, r_eye;
     /* host panels */
@@ -316,43 +316,41 @@ typedef struct {
     cl_event arena_done[2];
 } bsofi;
 
-/* clBLAST's indirect GEMM's workspace (its padded operands), grown to at least `bytes` (a buffer
- * released while kernels still use it lives until they are done); NULL when it cannot grow
- * (clBLAST then allocates its own) */
-static cl_mem gemm_workspace(bsofi *w, size_t bytes)
+/* *buf grown to at least `bytes` (*have: its size; a buffer released while kernels still use it
+ * lives until they are done); NULL when it cannot grow (the caller then goes without: clBLAST
+ * allocates its own temporary, gemm.cl does not split k) */
+static cl_mem grown_buffer(bsofi *w, cl_mem *buf, size_t *have, size_t bytes)
 {
-    if (bytes > w->gemm_tmp_bytes) {
-        if (w->dGemmTmp)
-            clReleaseMemObject(w->dGemmTmp);
+    if (bytes > *have) {
+        if (*buf)
+            clReleaseMemObject(*buf);
         cl_int err;
-        w->dGemmTmp = clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
-        w->gemm_tmp_bytes = err == CL_SUCCESS ? bytes : 0;
+        *buf = clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+        *have = err == CL_SUCCESS ? bytes : 0;
         if (err != CL_SUCCESS)
-            w->dGemmTmp = NULL;
+            *buf = NULL;
     }
-    return bytes > 0 && bytes <= w->gemm_tmp_bytes ? w->dGemmTmp : NULL;
+    return bytes > 0 && bytes <= *have ? *buf : NULL;
 }
 
-/* count products of one shape by gemm.cl, the operands' offsets strides apart; its workspace
- * (sums of k in ranges where a product has few tiles) grown as needed */
+/* count products of one shape by gemm.cl, the operands' offsets strides apart, with its workspace
+ * (sums of k in ranges where a product has few tiles). When the compiler refuses the tensor-core
+ * build (remembered in the context), own_gemm is switched off and the caller goes on with
+ * clBLAST. */
 static bcl_status own_gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m, size_t n,
                            size_t k, size_t count, double alpha, bcl_gemm_operand a,
                            bcl_gemm_operand b, double beta, bcl_gemm_operand c)
 {
     const size_t elems = bcl_gemm_work_elements(w->ctx, w->dbl, m, n, k, count);
-    if (elems > w->gemm_work_elems) {
-        if (w->dGemmWork)
-            clReleaseMemObject(w->dGemmWork);
-        cl_int err;
-        w->dGemmWork = clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, elems * w->es, NULL, &err);
-        w->gemm_work_elems = err == CL_SUCCESS ? elems : 0;
-        if (err != CL_SUCCESS) /* k not split then */
-            w->dGemmWork = NULL;
+    cl_mem work = grown_buffer(w, &w->dGemmWork, &w->gemm_work_bytes, elems * w->es);
+    const bcl_status s = bcl_gemm_enqueue(
+        w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
+        tb == CLBlastTransposeYes, m, n, k, count, alpha, a, b, beta, c, work, work ? elems : 0);
+    if (s == BCL_BUILD_FAILED && w->gemm_tensor) {
+        bcl_clear_error(w->ctx);
+        w->own_gemm = w->gemm_tensor = 0;
     }
-    cl_mem work = elems && elems <= w->gemm_work_elems ? w->dGemmWork : NULL;
-    return bcl_gemm_enqueue(w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
-                            tb == CLBlastTransposeYes, m, n, k, count, alpha, a, b, beta, c, work,
-                            work ? elems : 0);
+    return s;
 }
 
 static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m, size_t n,
@@ -363,12 +361,9 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
         return BCL_SUCCESS;
     if (w->own_gemm) {
         const bcl_gemm_operand a = {A, offA, lda, 0}, b = {B, offB, ldb, 0}, c = {C, offC, ldc, 0};
-        bcl_status s = own_gemm(w, ta, tb, m, n, k, 1, alpha, a, b, beta, c);
-        if (s != BCL_BUILD_FAILED || !w->gemm_tensor)
+        const bcl_status s = own_gemm(w, ta, tb, m, n, k, 1, alpha, a, b, beta, c);
+        if (w->own_gemm)
             return s;
-        /* the compiler refused the inline PTX (remembered in the context): clBLAST from here */
-        bcl_clear_error(w->ctx);
-        w->own_gemm = w->gemm_tensor = 0;
     }
     /* clBLAST's indirect GEMM pads and copies its operands into a temporary buffer, which it
      * would allocate and free in every call: the workspace keeps one (without it, clBLAST
@@ -380,7 +375,7 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
                 : CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
                                              ldb, offC, ldc, &w->q, &tmp_bytes)) != CLBlastSuccess)
         tmp_bytes = 0;
-    cl_mem tmp = gemm_workspace(w, tmp_bytes);
+    cl_mem tmp = grown_buffer(w, &w->dGemmTmp, &w->gemm_tmp_bytes, tmp_bytes);
     CLBlastStatusCode s =
         w->force_fail ? CLBlastUnknownError
         : w->dbl ? CLBlastDgemmWithTempBuffer(CLBlastLayoutColMajor, ta, tb, m, n, k, alpha, A, offA,
@@ -641,11 +636,9 @@ static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose t
         const bcl_gemm_operand a = {A, offA[0], lda, one ? offA[1] - offA[0] : 0},
                                b = {B, offB[0], ldb, one ? offB[1] - offB[0] : 0},
                                c = {C, offC[0], ldc, one ? offC[1] - offC[0] : 0};
-        bcl_status s = own_gemm(w, ta, tb, m, n, k, count, alpha, a, b, beta, c);
-        if (s != BCL_BUILD_FAILED || !w->gemm_tensor)
+        const bcl_status s = own_gemm(w, ta, tb, m, n, k, count, alpha, a, b, beta, c);
+        if (w->own_gemm)
             return s;
-        bcl_clear_error(w->ctx);
-        w->own_gemm = w->gemm_tensor = 0;
     }
     double *scalars = malloc(sizeof *scalars * 2 * count);
     if (!scalars)
