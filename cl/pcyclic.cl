@@ -481,6 +481,58 @@ void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __g
         T[offT + e] = tl[e];
 }
 
+#ifdef BCL_PTX_SHUFFLE
+/* 32 bits of another lane of the warp: by_index ? lane arg (shfl.sync.idx) : this lane xor arg
+ * (shfl.sync.bfly); by_index is a constant at every call, so one instruction remains */
+static uint lane_bits(uint v, int arg, int by_index)
+{
+    uint out;
+    if (by_index)
+        asm volatile("shfl.sync.idx.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(v), "r"(arg));
+    else
+        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(v), "r"(arg));
+    return out;
+}
+static real lane_shuffle(real x, int arg, int by_index)
+{
+#ifdef BCL_DOUBLE
+    const uint2 in = as_uint2(x);
+    return as_double((uint2)(lane_bits(in.x, arg, by_index), lane_bits(in.y, arg, by_index)));
+#else
+    return as_float(lane_bits(as_uint(x), arg, by_index));
+#endif
+}
+#define lane_xor(x, mask) lane_shuffle((x), (mask), 0) /* x of lane (this lane ^ mask) */
+#define lane_get(x, src) lane_shuffle((x), (src), 1)   /* x of lane src */
+#endif
+
+/* T (dlarft) of a block after its column steps, off their critical path: lane l of a warp forms
+ * row l, T(l, j) = -tau_j sum_{l <= k < j} T(l, k) v_k^T v_j, in registers (zero where j >= nbk),
+ * from gram[j QR_NB + k] = v_k^T v_j (k < j) and the taus */
+static void t_from_gram(__local const real *gram, __local const real *tau_l, int nbk, int lane,
+                        __global real *T)
+{
+    real trow[QR_NB];
+    UNROLL
+    for (int j = 0; j < QR_NB; ++j) {
+        real s0 = 0, s1 = 0;
+        UNROLL
+        for (int k = 0; k + 1 < j; k += 2) {
+            s0 += trow[k] * gram[j * QR_NB + k];
+            s1 += trow[k + 1] * gram[j * QR_NB + k + 1];
+        }
+        if (j % 2 == 1)
+            s0 += trow[j - 1] * gram[j * QR_NB + j - 1];
+        const real tau = tau_l[j];
+        trow[j] = j >= nbk || j < lane ? 0 : j == lane ? tau : -tau * (s0 + s1);
+    }
+    UNROLL
+    for (int j = 0; j < QR_NB; ++j)
+        if (lane < QR_NB)
+            T[j * QR_NB + lane] = trow[j];
+}
+
+#ifndef PANEL_RPL
 /* qr_panel with the block column in registers, for panels of at most 32 PANEL_ROWS rows and
  * QR_NB <= 32 columns (the host keeps PW_CPW PANEL_ROWS at 64 values a work-item): warp w
  * (32 consecutive work-items) holds columns j0 + PW_CPW w .. + PW_CPW - 1, its lane l rows
@@ -523,28 +575,6 @@ void qr_panel(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __g
 #endif
 
 #ifdef BCL_PTX_SHUFFLE
-/* 32 bits of another lane of the warp: by_index ? lane arg (shfl.sync.idx) : this lane xor arg
- * (shfl.sync.bfly); by_index is a constant at every call, so one instruction remains */
-static uint lane_bits(uint v, int arg, int by_index)
-{
-    uint out;
-    if (by_index)
-        asm volatile("shfl.sync.idx.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(v), "r"(arg));
-    else
-        asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 31, -1;" : "=r"(out) : "r"(v), "r"(arg));
-    return out;
-}
-static real lane_shuffle(real x, int arg, int by_index)
-{
-#ifdef BCL_DOUBLE
-    const uint2 in = as_uint2(x);
-    return as_double((uint2)(lane_bits(in.x, arg, by_index), lane_bits(in.y, arg, by_index)));
-#else
-    return as_float(lane_bits(as_uint(x), arg, by_index));
-#endif
-}
-#define lane_xor(x, mask) lane_shuffle((x), (mask), 0) /* x of lane (this lane ^ mask) */
-#define lane_get(x, src) lane_shuffle((x), (src), 1)   /* x of lane src */
 /* the butterfly leaves the same sum in every lane (a + b == b + a in floating point) */
 #define WARP_SUMS(vals, count)                                                                    \
     for (int mask_ = 16; mask_ > 0; mask_ >>= 1) {                                                \
@@ -744,28 +774,8 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    /* T (dlarft) after the loop, off the steps' critical path: lane l of warp 0 forms row l,
-     * T(l, j) = -tau_j sum_{l <= k < j} T(l, k) v_k^T v_j, in registers (zero where j >= nbk) */
-    if (warp == 0) {
-        real trow[QR_NB];
-        UNROLL
-        for (int j = 0; j < QR_NB; ++j) {
-            real s0 = 0, s1 = 0;
-            UNROLL
-            for (int k = 0; k + 1 < j; k += 2) {
-                s0 += trow[k] * gram[j * QR_NB + k];
-                s1 += trow[k + 1] * gram[j * QR_NB + k + 1];
-            }
-            if (j % 2 == 1)
-                s0 += trow[j - 1] * gram[j * QR_NB + j - 1];
-            const real tau = tau_l[j];
-            trow[j] = j >= nbk || j < lane ? 0 : j == lane ? tau : -tau * (s0 + s1);
-        }
-        UNROLL
-        for (int j = 0; j < QR_NB; ++j)
-            if (lane < QR_NB)
-                T[offT + j * QR_NB + lane] = trow[j];
-    }
+    if (warp == 0)
+        t_from_gram(gram, tau_l, nbk, lane, T + offT);
     UNROLL
     for (int c = 0; c < PW_CPW; ++c) {
         const int gc = warp * PW_CPW + c;
@@ -779,6 +789,249 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
         }
     }
 }
+
+#else /* PANEL_RPL */
+/* qr_panel with the block column in registers, spread by rows: work-item t holds rows
+ * j0 + t + PANEL_WG i (i < PANEL_RPL) of all QR_NB columns (the host keeps PANEL_RPL QR_NB at 64
+ * values a work-item and PANEL_WG PANEL_RPL >= m - j0). Each work-item's share of a column step
+ * is short (PANEL_RPL rows), where qr_panel_reg gives a warp a whole column of up to 2048 rows
+ * (the host takes it on NVIDIA for 2n > 1024 in blocks of 8, where it is faster).
+ * Step j forms, in one reduction over the group, ||x||^2 and every x^T a_c (x: column j below
+ * the diagonal): one barrier a step. Every work-item then forms reflector j itself from the same
+ * totals, applies it to its rows of the later columns, and keeps v_k^T v_j (k < j) for T. Blue's
+ * sums (extreme, zero or NaN entries) and the dot products again with v (when x^T a_c scaled
+ * overflows) take a reduction of their own: on NVIDIA only in the steps that need them (a branch
+ * taken by the whole group), elsewhere in every step (no barrier under a branch, for PoCL). */
+#define PR_NW (PANEL_WG / 32) /* warps */
+#if QR_NB > 32 || 32 % QR_NB != 0 || PANEL_WG % 32 != 0 || PANEL_WG < QR_NB
+#error "qr_panel_rows: QR_NB divides 32, PANEL_WG a multiple of 32 and at least QR_NB"
+#endif
+/* a or b by bits, not by a select (LLVM made selects of two array entries one load from a
+ * computed address, and the array went to the stack) */
+static real pick(int take_a, real a, real b)
+{
+#ifdef BCL_DOUBLE
+    const ulong m = take_a ? ~0ul : 0ul;
+    return as_double((as_ulong(a) & m) | (as_ulong(b) & ~m));
+#else
+    const uint m = take_a ? ~0u : 0u;
+    return as_float((as_uint(a) & m) | (as_uint(b) & ~m));
+#endif
+}
+#ifdef BCL_PTX_SHUFFLE
+#define PR_RARE(cond) if (cond)
+/* loops counted by addition (NVIDIA's and LLVM's unrollers left loops stepped by shifts rolled,
+ * and the arrays they index went to the stack) */
+#define PR_LOG2(k) ((k) >= 32 ? 5 : (k) >= 16 ? 4 : (k) >= 8 ? 3 : (k) >= 4 ? 2 : (k) >= 2 ? 1 : 0)
+/* tot[0..K-1] := the group's sums of vals[0..K-1] (K a power of two <= 32), bitwise the same in
+ * every work-item; vals is consumed. Within a warp a butterfly that halves the values each level
+ * (lane l keeps value l / (32 / K): K - 1 shuffles, not 5 K), then region[warp K + c] (one
+ * barrier), then lane l adds column l % K over warps l / K, l / K + 32 / K, ..., and a butterfly
+ * over the lanes that share the column; every lane takes the K totals from lanes 0 .. K-1. */
+#define ROW_TOTALS(vals, K, region, tot)                                                          \
+    do {                                                                                          \
+        UNROLL                                                                                    \
+        for (int lv_ = 0; lv_ < PR_LOG2(K); ++lv_) {                                              \
+            const int s_ = 16 >> lv_, kk_ = (K) >> (lv_ + 1);                                     \
+            const int hi_ = (lane & s_) != 0;                                                     \
+            UNROLL /* a constant trip count: unrolled before the outer loop is */               \
+            for (int c_ = 0; c_ < (K) / 2; ++c_) {                                                \
+                if (c_ < kk_) {                                                                   \
+                    const real lo_ = vals[c_], up_ = vals[c_ + kk_];                              \
+                    vals[c_] = pick(hi_, up_, lo_) + lane_xor(pick(hi_, lo_, up_), s_);           \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        UNROLL                                                                                    \
+        for (int lv_ = PR_LOG2(K); lv_ < 5; ++lv_)                                                \
+            vals[0] += lane_xor(vals[0], 16 >> lv_);                                              \
+        if (lane % (32 / (K)) == 0)                                                               \
+            region[warp * (K) + lane / (32 / (K))] = vals[0];                                     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        real g_ = 0;                                                                              \
+        for (int w_ = lane / (K); w_ < PR_NW; w_ += 32 / (K))                                     \
+            g_ += region[w_ * (K) + lane % (K)];                                                  \
+        UNROLL                                                                                    \
+        for (int lv_ = PR_LOG2(K); lv_ < 5; ++lv_)                                                \
+            g_ += lane_xor(g_, 1 << lv_);                                                         \
+        UNROLL                                                                                    \
+        for (int c_ = 0; c_ < (K); ++c_)                                                          \
+            tot[c_] = lane_get(g_, c_);                                                           \
+    } while (0)
+#else
+#define PR_RARE(cond)
+/* the same totals through local memory: each warp's sums (scratch, two barriers), then every
+ * work-item adds the warps' sums in the same order */
+#define ROW_TOTALS(vals, K, region, tot)                                                          \
+    do {                                                                                          \
+        UNROLL                                                                                    \
+        for (int c_ = 0; c_ < (K); ++c_)                                                          \
+            scratch[c_ * PANEL_WG + lid] = vals[c_];                                              \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        if (lane < (K)) {                                                                         \
+            real s_ = 0;                                                                          \
+            for (int i_ = 0; i_ < 32; ++i_)                                                       \
+                s_ += scratch[lane * PANEL_WG + warp * 32 + i_];                                  \
+            region[warp * (K) + lane] = s_;                                                       \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        UNROLL                                                                                    \
+        for (int c_ = 0; c_ < (K); ++c_) {                                                        \
+            real s_ = 0;                                                                          \
+            for (int w_ = 0; w_ < PR_NW; ++w_)                                                    \
+                s_ += region[w_ * (K) + c_];                                                      \
+            tot[c_] = s_;                                                                         \
+        }                                                                                         \
+    } while (0)
+#endif
+
+__kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
+void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,
+                   ulong offV, int ldv, __global real *T, ulong offT)
+{
+    __local real part[2][PR_NW * QR_NB]; /* the warps' sums, by the step's parity */
+    __local real rowc[2][QR_NB];         /* row col of the block as step j finds it */
+    __local real blue_part[PR_NW * 4], redo_part[PR_NW * QR_NB]; /* the rare reductions */
+    __local real gram[QR_NB * QR_NB];    /* gram[j QR_NB + k] = v_k^T v_j (k < j), for T */
+    __local real tau_l[QR_NB];
+#ifndef BCL_PTX_SHUFFLE
+    __local real scratch[QR_NB * PANEL_WG];
+#endif
+    const int lid = (int)get_local_id(0);
+    const int lane = lid % 32, warp = lid / 32;
+    P += offP;
+    V += offV;
+    real a[PANEL_RPL][QR_NB];
+    UNROLL
+    for (int i = 0; i < PANEL_RPL; ++i) {
+        const int r = j0 + lid + PANEL_WG * i;
+        UNROLL
+        for (int c = 0; c < QR_NB; ++c)
+            a[i][c] = r < m && c < nbk ? P[(size_t)(j0 + c) * ldp + r] : 0;
+    }
+    /* blocks of 8: the steps unrolled (j known at compile time, no selects); wider blocks in a
+     * loop (unrolled, they exceed the compilers' limits, and a went to the stack) that picks
+     * column j from the registers by bits (pick) */
+#if QR_NB <= 8
+    UNROLL
+#else
+#pragma unroll 1
+#endif
+    for (int j = 0; j < QR_NB; ++j) {
+        const int col = j0 + j, buf = j & 1;
+        if (lid == j) { /* row col is this work-item's first */
+            UNROLL
+            for (int c = 0; c < QR_NB; ++c)
+                rowc[buf][c] = a[0][c];
+        }
+        real xj[PANEL_RPL]; /* column j on this work-item's rows */
+        UNROLL
+        for (int i = 0; i < PANEL_RPL; ++i) {
+            xj[i] = a[i][0];
+            UNROLL
+            for (int c = 1; c < QR_NB; ++c)
+                xj[i] = pick(c == j, a[i][c], xj[i]);
+        }
+        real dots[QR_NB]; /* this work-item's sums x^T a_c, then the group's, then v_j^T a_c */
+        UNROLL
+        for (int c = 0; c < QR_NB; ++c)
+            dots[c] = 0;
+        UNROLL
+        for (int i = 0; i < PANEL_RPL; ++i) {
+            const real x = j0 + lid + PANEL_WG * i > col ? xj[i] : 0;
+            UNROLL
+            for (int c = 0; c < QR_NB; ++c)
+                dots[c] += x * a[i][c]; /* c = j: ||x||^2 */
+        }
+        ROW_TOTALS(dots, QR_NB, part[buf], dots);
+        real ssq = dots[0];
+        UNROLL
+        for (int c = 1; c < QR_NB; ++c)
+            ssq = pick(c == j, dots[c], ssq);
+        const real alpha = rowc[buf][j], all = ssq + alpha * alpha;
+        const int plain = ssq >= PLAIN_SSQ_MIN && all <= PLAIN_SSQ_MAX; /* the same everywhere */
+        real beta = alpha, tau = 0, scal = 1;
+        if (plain) { /* as qr_panel_reg: one division */
+            beta = -copysign(sqrt(all), alpha);
+            const real amb = alpha - beta, rcp = 1 / (beta * amb);
+            tau = -(amb * amb) * rcp;
+            scal = beta * rcp;
+        }
+        PR_RARE(!plain) { /* extreme, zero or NaN entries: Blue's sums */
+            real bl[4] = {0, 0, 0, 0};
+            UNROLL
+            for (int i = 0; i < PANEL_RPL; ++i)
+                blue_add(j0 + lid + PANEL_WG * i > col ? xj[i] : 0, &bl[0], &bl[1], &bl[2]);
+            ROW_TOTALS(bl, 4, blue_part, bl);
+            real bb, bta, bs;
+            reflector_of(alpha, bl[0], bl[1], bl[2], &bb, &bta, &bs);
+            beta = plain ? beta : bb;
+            tau = plain ? tau : bta;
+            scal = plain ? scal : bs;
+        }
+        if (j >= nbk)
+            tau = 0;
+        /* v_j^T a_c = a_c(col) + scal x^T a_c, unless scal x^T a_c overflows (or outside the
+         * plain range): then the dot products again with v */
+        int early = plain;
+        UNROLL
+        for (int c = 0; c < QR_NB; ++c) {
+            const real sx = scal * dots[c];
+            early &= isfinite(sx) || c == j;
+            dots[c] = rowc[buf][c] + sx;
+        }
+        PR_RARE(!early) {
+            real vd[QR_NB];
+            UNROLL
+            for (int c = 0; c < QR_NB; ++c)
+                vd[c] = 0;
+            UNROLL
+            for (int i = 0; i < PANEL_RPL; ++i) {
+                const real v = j0 + lid + PANEL_WG * i > col ? xj[i] * scal : 0;
+                UNROLL
+                for (int c = 0; c < QR_NB; ++c)
+                    vd[c] += v * a[i][c];
+            }
+            ROW_TOTALS(vd, QR_NB, redo_part, vd);
+            UNROLL
+            for (int c = 0; c < QR_NB; ++c)
+                dots[c] = early ? dots[c] : rowc[buf][c] + vd[c];
+        }
+        /* H_j on this work-item's rows: v = 1 at row col, scal x below */
+        UNROLL
+        for (int i = 0; i < PANEL_RPL; ++i) {
+            const int r = j0 + lid + PANEL_WG * i;
+            const real v = r > col ? xj[i] * scal : r == col ? 1 : 0;
+            const real now = r > col ? v : r == col ? beta : xj[i]; /* column j */
+            UNROLL
+            for (int c = 0; c < QR_NB; ++c)
+                a[i][c] = c > j ? a[i][c] - (tau * dots[c]) * v : c == j ? now : a[i][c];
+        }
+        if (lid == 0) {
+            UNROLL
+            for (int c = 0; c < QR_NB; ++c)
+                if (c < j)
+                    gram[j * QR_NB + c] = dots[c];
+            tau_l[j] = tau;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (warp == 0)
+        t_from_gram(gram, tau_l, nbk, lane, T + offT);
+    UNROLL
+    for (int i = 0; i < PANEL_RPL; ++i) {
+        const int r = j0 + lid + PANEL_WG * i;
+        UNROLL
+        for (int c = 0; c < QR_NB; ++c) {
+            const int col = j0 + c;
+            if (r < m && c < nbk) {
+                P[(size_t)col * ldp + r] = a[i][c];
+                V[(size_t)col * ldv + r] = r > col ? a[i][c] : r == col ? 1 : 0;
+            }
+        }
+    }
+}
+#endif /* PANEL_RPL */
 
 /* C(j0:m, 0:ncols) := (I - V T' V^T) C(j0:m, 0:ncols) with V = V(:, j0:j0+nbk) and T' = T^T
  * (trans: applying Q^T, the factorization's update) or T (building Q from the identity). Each

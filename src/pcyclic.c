@@ -285,6 +285,7 @@ typedef struct {
     int panel_rows; /* qr_panel_reg: rows a lane holds; 0: qr_panel (global memory) */
     int panel_shuffle; /* qr_panel_reg sums within warps by NVIDIA's shuffles */
     int panel_x_local; /* qr_panel_reg reads x from local memory (64 rows a lane, or forced) */
+    int panel_rpl;     /* qr_panel_rows: rows a work-item holds; 0: a kernel by columns */
     cl_mem dP;   /* method 3: the panel [At_k; B_k] (2n x n, leading dimension 2n) */
     cl_mem dV;   /* its reflectors, explicit (2n x n) */
     int nb;      /* method 3: block width of the device QR */
@@ -781,13 +782,18 @@ static const int panel_wgs[3] = {1024, 512, 256};
 
 static bcl_status dev_kernels(bsofi *w)
 {
-    /* The block column in registers, 64 values a work-item: 8 warps of 32 lanes, the lanes
-     * holding the 2n rows (up to 16, 32 or 64 a lane) and each warp nb / 8 columns, so blocks of
-     * 32 columns up to n = 256, 16 up to 512 and 8 up to 1024; larger n read the block column
-     * from global memory (qr_panel, blocks of 32). BATCHCL_PCYCLIC_PANEL=global forces qr_panel
-     * and BATCHCL_PCYCLIC_NB=8 or 16 a narrower block (tests); BATCHCL_PCYCLIC_PANEL_WG=512
-     * spreads the columns over 16 warps; BATCHCL_PCYCLIC_X_LOCAL=1 makes qr_panel_reg read x from
-     * local memory at any size, as it does at 64 rows a lane (tests). */
+    /* The block column in registers, 64 values a work-item, 256 work-items: blocks of 32 columns
+     * up to 2n = 512 rows, 16 up to 1024 and 8 up to 2048; larger n read the block column from
+     * global memory (qr_panel, blocks of 32). Each warp holds whole columns (qr_panel_reg: nb / 8
+     * columns, 16, 32 or 64 rows a lane), except on NVIDIA (warp shuffles) above 1024 rows, where
+     * the rows are spread over the work-items (qr_panel_rows: 8 rows of every column each): on
+     * the H100 (bench pcyclic --order 10000, the two alternating in one run) n = 1024 took
+     * 122.7-125.1 ms against 137.4-141.6 (a panel launch 18.4 us against 33), while at n = 512
+     * and 256 qr_panel_rows lost (76.8 ms against 62.5 with its best block, 8 columns; 49.1
+     * against 42.9). BATCHCL_PCYCLIC_PANEL=global, columns or rows forces a kernel and
+     * BATCHCL_PCYCLIC_NB=8 or 16 a narrower block (tests); BATCHCL_PCYCLIC_PANEL_WG=512 spreads
+     * qr_panel_reg's columns over 16 warps; BATCHCL_PCYCLIC_X_LOCAL=1 makes qr_panel_reg read x
+     * from local memory at any size, as it does at 64 rows a lane (tests). */
     int rows = 4; /* not fewer: one program serves every n <= 64 (each is a build) */
     while (32 * rows < 2 * w->n)
         rows *= 2;
@@ -811,24 +817,39 @@ static bcl_status dev_kernels(bsofi *w)
                                                                       : APPLY_SPLIT_ROWS;
     char opt[160];
     if (w->panel_rows) {
-        const int wg = wg_env ? atoi(wg_env) : 0;
-        w->panel_wg = wg == 512 && wg / 32 <= w->nb ? wg : 256;
         /* NVIDIA: warp sums by the lanes' shuffles (inline PTX); without it, or when the build
          * refuses it, through local memory */
         w->panel_shuffle = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL &&
                            !w->ctx->pcyclic_no_shuffle && !(shuffle_env && !strcmp(shuffle_env, "0"));
+        const int by_rows = force ? !strcmp(force, "rows") : w->panel_shuffle && rows == 64;
+        w->panel_rpl = 0;
+        if (by_rows) { /* rows a work-item: the fewest (a power of 2) that cover the 2n rows */
+            w->panel_rpl = 1;
+            while (256 * w->panel_rpl < 2 * w->n)
+                w->panel_rpl *= 2;
+        }
+        const int wg = wg_env ? atoi(wg_env) : 0;
+        w->panel_wg = !by_rows && wg == 512 && wg / 32 <= w->nb ? wg : 256;
         const char *x_env = getenv("BATCHCL_PCYCLIC_X_LOCAL");
-        const int x_forced = x_env && !strcmp(x_env, "1") && w->panel_rows < 64;
-        w->panel_x_local = w->panel_rows >= 64 || x_forced; /* pcyclic.cl's PW_HOLD_X */
+        const int x_forced = x_env && !strcmp(x_env, "1") && w->panel_rows < 64 && !by_rows;
+        w->panel_x_local = !by_rows && (w->panel_rows >= 64 || x_forced); /* PW_HOLD_X */
         for (;;) {
-            snprintf(opt, sizeof opt,
-                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_ROWS=%d%s%s%s", w->nb,
-                     QR_WG, QR_TB, w->panel_wg, w->panel_rows,
-                     w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
-                     w->dbl ? " -DBCL_DOUBLE" : "");
-            bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel_reg", &w->k_panel);
+            const int shuffle = w->panel_shuffle && !w->ctx->pcyclic_no_shuffle;
+            if (by_rows)
+                snprintf(opt, sizeof opt,
+                         "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_RPL=%d%s%s",
+                         w->nb, QR_WG, QR_TB, w->panel_wg, w->panel_rpl,
+                         shuffle ? " -DBCL_PTX_SHUFFLE" : "", w->dbl ? " -DBCL_DOUBLE" : "");
+            else
+                snprintf(opt, sizeof opt,
+                         "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_ROWS=%d%s%s%s",
+                         w->nb, QR_WG, QR_TB, w->panel_wg, w->panel_rows,
+                         shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
+                         w->dbl ? " -DBCL_DOUBLE" : "");
+            w->panel_shuffle = shuffle;
+            bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt,
+                                          by_rows ? "qr_panel_rows" : "qr_panel_reg", &w->k_panel);
             if (s == BCL_BUILD_FAILED && w->panel_shuffle) { /* remembered, and not an error */
-                w->panel_shuffle = 0;
                 w->ctx->pcyclic_no_shuffle = 1;
                 bcl_clear_error(w->ctx);
                 continue;
@@ -838,7 +859,7 @@ static bcl_status dev_kernels(bsofi *w)
             break;
         }
         if (w->k_panel->max_work_group < (size_t)w->panel_wg)
-            w->panel_rows = 0;
+            w->panel_rows = w->panel_rpl = 0;
     }
     if (!w->panel_rows)
         w->nb = 32;
@@ -860,7 +881,10 @@ static bcl_status dev_kernels(bsofi *w)
             break;
     }
     /* the rest from the panel kernel's program; qr_apply and tri_inverse need groups of 256 */
-    const char *names[7] = {w->panel_rows ? "qr_panel_reg" : "qr_panel", "qr_apply", "tri_inverse",
+    const char *names[7] = {w->panel_rpl    ? "qr_panel_rows"
+                            : w->panel_rows ? "qr_panel_reg"
+                                            : "qr_panel",
+                            "qr_apply", "tri_inverse",
                             "qr_take_r", "set_identity", "bsofi_finish", "t_diag_blocks"};
     bcl_kernel_entry **out[7] = {&w->k_panel, &w->k_apply, &w->k_tri, &w->k_take_r, &w->k_eye,
                                  &w->k_finish, &w->k_tdiag};
@@ -1728,7 +1752,9 @@ static void plan_columns(bsofi *w)
              "kernels, %d work-items a panel, %s%s; Q^(k) %s; GEMMs on the device); j_F = %d of %d "
              "block columns inverted column-wise, the rest by rows",
              w->nb, w->panel_wg,
-             !w->panel_rows     ? "in global memory"
+             !w->panel_rows ? "in global memory"
+             : w->panel_rpl ? (w->panel_shuffle ? "in registers by rows, warp shuffles"
+                                                : "in registers by rows, sums in local memory")
              : w->panel_shuffle ? "in registers, warp shuffles"
                                 : "in registers, warp sums in local memory",
              w->panel_rows && w->panel_x_local ? ", reflector read from local memory" : "",

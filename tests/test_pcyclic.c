@@ -220,6 +220,12 @@ static void test_scaled_blocks(void **state)
         check_scaled(ctx, 1, 0, 0, 17, 3, 1, scales[c][0], scales[c][1], names[c]);
     unsetenv("BATCHCL_PCYCLIC_PANEL");
     assert_non_null(strstr(bcl_last_kernel(ctx), "in global memory"));
+    /* the panel by rows (Blue's sums and the dot products again with v in their own reductions) */
+    setenv("BATCHCL_PCYCLIC_PANEL", "rows", 1);
+    for (int c = 0; c < 4; ++c)
+        check_scaled(ctx, 1, 0, 0, 17, 3, 1, scales[c][0], scales[c][1], names[c]);
+    unsetenv("BATCHCL_PCYCLIC_PANEL");
+    assert_non_null(strstr(bcl_last_kernel(ctx), "in registers by rows"));
     bcl_destroy(ctx);
 }
 
@@ -287,12 +293,33 @@ static void test_variants(void **state)
         unsetenv("BATCHCL_PCYCLIC_SPLIT_ROWS");
         /* the register panel reading the reflector's x from local memory where it uses it (the
          * default at 64 rows a lane, n > 512), forced at the sizes of the grid */
+        setenv("BATCHCL_PCYCLIC_PANEL", "columns", 1); /* qr_panel_reg on any device */
         setenv("BATCHCL_PCYCLIC_X_LOCAL", "1", 1);
         check_batch(ctx, 1, 2, GRID_COND, 40, 3, 1, "device panels, x from local memory");
         check_batch(ctx, 0, 0, 0, 37, 2, 1, "device panels, x from local memory");
         if (!strstr(bcl_last_kernel(ctx), "reflector read from local memory"))
             fail_msg("expected x from local memory in: %s", bcl_last_kernel(ctx));
         unsetenv("BATCHCL_PCYCLIC_X_LOCAL");
+        unsetenv("BATCHCL_PCYCLIC_PANEL");
+        /* the panel spread by rows over the work-items (the default on NVIDIA above 1024 rows,
+         * in blocks of 8, its steps unrolled): blocks of 32 in a loop of steps (n = 40: a second
+         * block of 8, steps beyond nbk), blocks of 8; two rows a work-item (n = 150) and blocks
+         * of 16 in the full run (each is a kernel build) */
+        setenv("BATCHCL_PCYCLIC_PANEL", "rows", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 40, 3, 1, "device panels by rows");
+        check_batch(ctx, 0, 0, 0, 37, 2, 1, "device panels by rows");
+        if (!strstr(bcl_last_kernel(ctx), "in registers by rows"))
+            fail_msg("expected the panel by rows in: %s", bcl_last_kernel(ctx));
+        setenv("BATCHCL_PCYCLIC_NB", "8", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 37, 3, 1, "device panels by rows, blocks of 8");
+        if (!tu_quick()) {
+            check_batch(ctx, 1, 0, 0, 150, 2, 1, "device panels by rows, two a work-item");
+            setenv("BATCHCL_PCYCLIC_NB", "16", 1);
+            check_batch(ctx, 1, 0, 0, 150, 2, 1, "device panels by rows, two a work-item");
+            check_batch(ctx, 0, 0, 0, 40, 2, 1, "device panels by rows, blocks of 16");
+        }
+        unsetenv("BATCHCL_PCYCLIC_NB");
+        unsetenv("BATCHCL_PCYCLIC_PANEL");
         /* Q^(k) = I - V T V^T by GEMMs (the default from n = 256 on) and from the block
          * reflectors, each forced: T's diagonal blocks of 64 columns and, at n = 150, two levels
          * of halves above them (64 + 64 and a right half of 22, then 128 + 22) */
