@@ -834,22 +834,17 @@ static bcl_status dev_kernels(bsofi *w)
         const int x_forced = x_env && !strcmp(x_env, "1") && w->panel_rows < 64 && !by_rows;
         w->panel_x_local = !by_rows && (w->panel_rows >= 64 || x_forced); /* PW_HOLD_X */
         for (;;) {
-            const int shuffle = w->panel_shuffle && !w->ctx->pcyclic_no_shuffle;
-            if (by_rows)
-                snprintf(opt, sizeof opt,
-                         "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_RPL=%d%s%s",
-                         w->nb, QR_WG, QR_TB, w->panel_wg, w->panel_rpl,
-                         shuffle ? " -DBCL_PTX_SHUFFLE" : "", w->dbl ? " -DBCL_DOUBLE" : "");
-            else
-                snprintf(opt, sizeof opt,
-                         "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_ROWS=%d%s%s%s",
-                         w->nb, QR_WG, QR_TB, w->panel_wg, w->panel_rows,
-                         shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
-                         w->dbl ? " -DBCL_DOUBLE" : "");
-            w->panel_shuffle = shuffle;
+            /* the kernel's layout: rows a work-item (qr_panel_rows) or a lane (qr_panel_reg) */
+            snprintf(opt, sizeof opt,
+                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s", w->nb,
+                     QR_WG, QR_TB, w->panel_wg, by_rows ? "RPL" : "ROWS",
+                     by_rows ? w->panel_rpl : w->panel_rows,
+                     w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
+                     w->dbl ? " -DBCL_DOUBLE" : "");
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt,
                                           by_rows ? "qr_panel_rows" : "qr_panel_reg", &w->k_panel);
             if (s == BCL_BUILD_FAILED && w->panel_shuffle) { /* remembered, and not an error */
+                w->panel_shuffle = 0;
                 w->ctx->pcyclic_no_shuffle = 1;
                 bcl_clear_error(w->ctx);
                 continue;
