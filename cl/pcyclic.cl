@@ -532,6 +532,67 @@ static void t_from_gram(__local const real *gram, __local const real *tau_l, int
             T[j * QR_NB + lane] = trow[j];
 }
 
+#if defined(BCL_PTX_SHUFFLE) || defined(PANEL_RPL)
+/* a or b by bits, not by a select (LLVM made selects of two array entries one load from a
+ * computed address, and the array went to the stack) */
+static real pick(int take_a, real a, real b)
+{
+#ifdef BCL_DOUBLE
+    const ulong m = take_a ? ~0ul : 0ul;
+    return as_double((as_ulong(a) & m) | (as_ulong(b) & ~m));
+#else
+    const uint m = take_a ? ~0u : 0u;
+    return as_float((as_uint(a) & m) | (as_uint(b) & ~m));
+#endif
+}
+#endif
+#ifdef BCL_PTX_SHUFFLE
+/* loops counted by addition (NVIDIA's and LLVM's unrollers left loops stepped by shifts rolled,
+ * and the arrays they index went to the stack) */
+#define PR_LOG2(k) ((k) >= 32 ? 5 : (k) >= 16 ? 4 : (k) >= 8 ? 3 : (k) >= 4 ? 2 : (k) >= 2 ? 1 : 0)
+/* Within a warp, a butterfly that halves the values each level: afterwards vals[0] of lane l
+ * holds the warp's sum of value l / (32 / K) (K a power of two <= 32; K - 1 shuffles, not 5 K);
+ * vals is consumed. */
+#define WARP_HALVE(vals, K)                                                                       \
+    do {                                                                                          \
+        UNROLL                                                                                    \
+        for (int lv_ = 0; lv_ < PR_LOG2(K); ++lv_) {                                              \
+            const int s_ = 16 >> lv_, kk_ = (K) >> (lv_ + 1);                                     \
+            const int hi_ = (lane & s_) != 0;                                                     \
+            UNROLL /* a constant trip count: unrolled before the outer loop is */               \
+            for (int c_ = 0; c_ < (K) / 2; ++c_) {                                                \
+                if (c_ < kk_) {                                                                   \
+                    const real lo_ = vals[c_], up_ = vals[c_ + kk_];                              \
+                    vals[c_] = pick(hi_, up_, lo_) + lane_xor(pick(hi_, lo_, up_), s_);           \
+                }                                                                                 \
+            }                                                                                     \
+        }                                                                                         \
+        UNROLL                                                                                    \
+        for (int lv_ = PR_LOG2(K); lv_ < 5; ++lv_)                                                \
+            vals[0] += lane_xor(vals[0], 16 >> lv_);                                              \
+    } while (0)
+/* tot[0..K-1] := the group's sums of vals[0..K-1] over its NW warps, bitwise the same in every
+ * work-item; vals is consumed. WARP_HALVE, then region[warp K + c] (one barrier), then lane l
+ * adds column l % K over warps l / K, l / K + 32 / K, ..., and a butterfly over the lanes that
+ * share the column; every lane takes the K totals from lanes 0 .. K-1. */
+#define ROW_TOTALS_NW(vals, K, region, tot, NW)                                                   \
+    do {                                                                                          \
+        WARP_HALVE(vals, K);                                                                      \
+        if (lane % (32 / (K)) == 0)                                                               \
+            region[warp * (K) + lane / (32 / (K))] = vals[0];                                     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        real g_ = 0;                                                                              \
+        for (int w_ = lane / (K); w_ < (NW); w_ += 32 / (K))                                      \
+            g_ += region[w_ * (K) + lane % (K)];                                                  \
+        UNROLL                                                                                    \
+        for (int lv_ = PR_LOG2(K); lv_ < 5; ++lv_)                                                \
+            g_ += lane_xor(g_, 1 << lv_);                                                         \
+        UNROLL                                                                                    \
+        for (int c_ = 0; c_ < (K); ++c_)                                                          \
+            tot[c_] = lane_get(g_, c_);                                                           \
+    } while (0)
+#endif
+
 #ifndef PANEL_RPL
 /* qr_panel with the block column in registers, for panels of at most 32 PANEL_ROWS rows and
  * QR_NB <= 32 columns (the host keeps PW_CPW PANEL_ROWS at 64 values a work-item): warp w
@@ -642,11 +703,11 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             barrier(CLK_LOCAL_MEM_FENCE);
             const real alpha = vbuf[buf][j];
             real part[PW_SPLIT][PW_SUMS], sums[PW_SUMS];
-            real xs = 1; /* the scale of x below: 1, then 1 / (alpha - beta) (x becomes v) */
 #if PW_HOLD_X
             real x[PANEL_ROWS];
 #define PW_X(i) x[i]
 #else
+            real xs = 1; /* the scale of x below: 1, then 1 / (alpha - beta) (x becomes v) */
 #define PW_X(i) (j0 + lane + 32 * (i) > col ? vbuf[buf][lane + 32 * (i)] * xs : 0)
 #endif
             UNROLL
@@ -658,6 +719,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             UNROLL
             for (int i = 0; i < PANEL_ROWS; ++i) {
                 const int r = j0 + lane + 32 * i, h = i % PW_SPLIT;
+                (void)r; /* unused with x from local memory and the early dot products */
 #if PW_HOLD_X
                 x[i] = r > col ? vbuf[buf][lane + 32 * i] : 0;
 #endif
@@ -723,8 +785,9 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             UNROLL
             for (int i = 0; i < PANEL_ROWS; ++i)
                 x[i] *= scal;
-#endif
+#else
             xs = scal;
+#endif
 #if PW_EARLY
             /* x^T a_c scaled (in the plain range an underflow there costs under 2^-60 of ||H||),
              * unless entries of a_c near the overflow threshold made it overflow */
@@ -806,58 +869,9 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
 #if QR_NB > 32 || 32 % QR_NB != 0 || PANEL_WG % 32 != 0 || PANEL_WG < QR_NB
 #error "qr_panel_rows: QR_NB divides 32, PANEL_WG a multiple of 32 and at least QR_NB"
 #endif
-/* a or b by bits, not by a select (LLVM made selects of two array entries one load from a
- * computed address, and the array went to the stack) */
-static real pick(int take_a, real a, real b)
-{
-#ifdef BCL_DOUBLE
-    const ulong m = take_a ? ~0ul : 0ul;
-    return as_double((as_ulong(a) & m) | (as_ulong(b) & ~m));
-#else
-    const uint m = take_a ? ~0u : 0u;
-    return as_float((as_uint(a) & m) | (as_uint(b) & ~m));
-#endif
-}
 #ifdef BCL_PTX_SHUFFLE
 #define PR_RARE(cond) if (cond)
-/* loops counted by addition (NVIDIA's and LLVM's unrollers left loops stepped by shifts rolled,
- * and the arrays they index went to the stack) */
-#define PR_LOG2(k) ((k) >= 32 ? 5 : (k) >= 16 ? 4 : (k) >= 8 ? 3 : (k) >= 4 ? 2 : (k) >= 2 ? 1 : 0)
-/* tot[0..K-1] := the group's sums of vals[0..K-1] (K a power of two <= 32), bitwise the same in
- * every work-item; vals is consumed. Within a warp a butterfly that halves the values each level
- * (lane l keeps value l / (32 / K): K - 1 shuffles, not 5 K), then region[warp K + c] (one
- * barrier), then lane l adds column l % K over warps l / K, l / K + 32 / K, ..., and a butterfly
- * over the lanes that share the column; every lane takes the K totals from lanes 0 .. K-1. */
-#define ROW_TOTALS(vals, K, region, tot)                                                          \
-    do {                                                                                          \
-        UNROLL                                                                                    \
-        for (int lv_ = 0; lv_ < PR_LOG2(K); ++lv_) {                                              \
-            const int s_ = 16 >> lv_, kk_ = (K) >> (lv_ + 1);                                     \
-            const int hi_ = (lane & s_) != 0;                                                     \
-            UNROLL /* a constant trip count: unrolled before the outer loop is */               \
-            for (int c_ = 0; c_ < (K) / 2; ++c_) {                                                \
-                if (c_ < kk_) {                                                                   \
-                    const real lo_ = vals[c_], up_ = vals[c_ + kk_];                              \
-                    vals[c_] = pick(hi_, up_, lo_) + lane_xor(pick(hi_, lo_, up_), s_);           \
-                }                                                                                 \
-            }                                                                                     \
-        }                                                                                         \
-        UNROLL                                                                                    \
-        for (int lv_ = PR_LOG2(K); lv_ < 5; ++lv_)                                                \
-            vals[0] += lane_xor(vals[0], 16 >> lv_);                                              \
-        if (lane % (32 / (K)) == 0)                                                               \
-            region[warp * (K) + lane / (32 / (K))] = vals[0];                                     \
-        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
-        real g_ = 0;                                                                              \
-        for (int w_ = lane / (K); w_ < PR_NW; w_ += 32 / (K))                                     \
-            g_ += region[w_ * (K) + lane % (K)];                                                  \
-        UNROLL                                                                                    \
-        for (int lv_ = PR_LOG2(K); lv_ < 5; ++lv_)                                                \
-            g_ += lane_xor(g_, 1 << lv_);                                                         \
-        UNROLL                                                                                    \
-        for (int c_ = 0; c_ < (K); ++c_)                                                          \
-            tot[c_] = lane_get(g_, c_);                                                           \
-    } while (0)
+#define ROW_TOTALS(vals, K, region, tot) ROW_TOTALS_NW(vals, K, region, tot, PR_NW)
 #else
 #define PR_RARE(cond)
 /* the same totals through local memory: each warp's sums (scratch, two barriers), then every
@@ -1153,6 +1167,143 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
 #undef QR_LOAD_C
 #undef QR_STORE_V
 }
+
+#ifdef APPLY_RPL
+/* qr_apply in one launch for C of at most QR_WG APPLY_RPL rows: work-group g takes columns
+ * g APPLY_CT .. + APPLY_CT - 1 of C over all its rows, and work-item t rows j0 + t + QR_WG i
+ * (i < APPLY_RPL) of them and of V. Each work-item sums its rows' outer products v_r^T c_r into
+ * the whole QR_NB x APPLY_CT block of W (each V and C value loaded once, used APPLY_CT or QR_NB
+ * times), one reduction over the group gives W, work-items t < AP_K form T' W, and every
+ * work-item updates its rows. qr_apply's chunks, staged in local memory, run a chain of barriers
+ * and re-read each value from local memory for every product; its tall C took two launches. */
+#define AP_K (QR_NB * APPLY_CT) /* entries of W a work-group forms */
+#define AP_H (AP_K / 32)        /* reductions of 32 sums */
+#if AP_K % 32 != 0 || AP_K > QR_WG || QR_WG != 256
+#error "qr_apply_rows: QR_NB APPLY_CT a multiple of 32, at most QR_WG = 256"
+#endif
+__kernel __attribute__((reqd_work_group_size(QR_WG, 1, 1)))
+void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const real *T,
+                   ulong offT, int m, int j0, int nbk, int trans, __global real *C, ulong offC,
+                   int ldc, int ncols)
+{
+    __local real w_l[AP_K], w2_l[AP_K]; /* W and T' W, [v APPLY_CT + c] */
+#ifdef BCL_PTX_SHUFFLE
+    __local real part[AP_H][8 * 32]; /* the warps' sums */
+#else
+    __local real scratch[8 * QR_WG];
+#endif
+    const int lid = (int)get_local_id(0);
+    const int c0 = (int)get_group_id(0) * APPLY_CT;
+    V += offV + (size_t)j0 * ldv;
+    C += offC + (size_t)c0 * ldc;
+    T += offT;
+    real acc[AP_H][32]; /* [(v APPLY_CT + c) / 32][% 32] */
+    UNROLL
+    for (int h = 0; h < AP_H; ++h)
+        UNROLL
+        for (int e = 0; e < 32; ++e)
+            acc[h][e] = 0;
+    /* the rows' loops unrolled, so that the compiler issues many rows' loads at once (on the
+     * H100 a launch at n = 1024 took 12.7 us against 15.1 as loops loading one row ahead) */
+#define AP_LOAD(i, vr, cr)                                                                        \
+    do {                                                                                          \
+        const int r_ = j0 + lid + QR_WG * (i);                                                    \
+        UNROLL                                                                                    \
+        for (int v_ = 0; v_ < QR_NB; ++v_)                                                        \
+            vr[v_] = r_ < m && v_ < nbk ? V[(size_t)v_ * ldv + r_] : 0;                           \
+        UNROLL                                                                                    \
+        for (int c_ = 0; c_ < APPLY_CT; ++c_)                                                     \
+            cr[c_] = r_ < m && c0 + c_ < ncols ? C[(size_t)c_ * ldc + r_] : 0;                    \
+    } while (0)
+    UNROLL
+    for (int i = 0; i < APPLY_RPL; ++i) {
+        real vr[QR_NB], cr[APPLY_CT];
+        AP_LOAD(i, vr, cr);
+        UNROLL
+        for (int v = 0; v < QR_NB; ++v)
+            UNROLL
+            for (int c = 0; c < APPLY_CT; ++c)
+                acc[(v * APPLY_CT + c) / 32][(v * APPLY_CT + c) % 32] += vr[v] * cr[c];
+    }
+#ifdef BCL_PTX_SHUFFLE
+    const int lane = lid % 32, warp = lid / 32;
+    UNROLL
+    for (int h = 0; h < AP_H; ++h) {
+        WARP_HALVE(acc[h], 32);
+        part[h][warp * 32 + lane] = acc[h][0];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < AP_K) { /* the warps' sums in order */
+        real s = 0;
+        for (int w = 0; w < QR_WG / 32; ++w)
+            s += part[lid / 32][w * 32 + lid % 32];
+        w_l[lid] = s;
+    }
+#else
+    /* eight sums at a time through local memory; work-item e adds sum e over the group */
+    UNROLL
+    for (int h = 0; h < AP_K; h += 8) {
+        UNROLL
+        for (int e = 0; e < 8; ++e)
+            scratch[e * QR_WG + lid] = acc[(h + e) / 32][(h + e) % 32];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < 8) {
+            real s = 0;
+            for (int q = 0; q < QR_WG; ++q)
+                s += scratch[lid * QR_WG + q];
+            w_l[h + lid] = s;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < AP_K) { /* T is upper triangular, column-major QR_NB x QR_NB */
+        const int v = lid / APPLY_CT, c = lid % APPLY_CT;
+        real s = 0;
+        if (trans)
+            for (int u = 0; u <= v; ++u)
+                s += T[v * QR_NB + u] * w_l[u * APPLY_CT + c];
+        else
+            for (int u = v; u < QR_NB; ++u)
+                s += T[u * QR_NB + v] * w_l[u * APPLY_CT + c];
+        w2_l[lid] = s;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    real w2[AP_K];
+    UNROLL
+    for (int e = 0; e < AP_K; ++e)
+        w2[e] = w2_l[e];
+    /* the next row's values loaded before this row's stores (which, for the compiler, might
+     * alias them) */
+    real vn[QR_NB], cn[APPLY_CT];
+    AP_LOAD(0, vn, cn);
+    UNROLL
+    for (int i = 0; i < APPLY_RPL; ++i) {
+        real vr[QR_NB], cr[APPLY_CT];
+        UNROLL
+        for (int v = 0; v < QR_NB; ++v)
+            vr[v] = vn[v];
+        UNROLL
+        for (int c = 0; c < APPLY_CT; ++c)
+            cr[c] = cn[c];
+        if (i + 1 < APPLY_RPL)
+            AP_LOAD(i + 1, vn, cn);
+        const int r = j0 + lid + QR_WG * i;
+        UNROLL
+        for (int c = 0; c < APPLY_CT; ++c) {
+            real d0 = 0, d1 = 0; /* two chains, for the latency of the additions */
+            UNROLL
+            for (int v = 0; v < QR_NB; v += 2) {
+                d0 += vr[v] * w2[v * APPLY_CT + c];
+                d1 += vr[v + 1] * w2[(v + 1) * APPLY_CT + c];
+            }
+            if (r < m && c0 + c < ncols)
+                C[(size_t)c * ldc + r] = cr[c] - (d0 + d1);
+        }
+    }
+#undef AP_LOAD
+}
+#endif
 
 /* R (n x n, zeros below the diagonal) from the upper triangle of P; a zero or NaN R(i,i) lowers
  * *bad to first + i + 1 (the problem's info, 1-based over the N x N R). */

@@ -279,6 +279,8 @@ typedef struct {
     double phase_s[4]; /* method 3 with BATCHCL_PCYCLIC_PHASES=1: BSOF (with the column version),
                         * the row version, the Q^T application; [3] < 0: not measured */
     bcl_kernel_entry *k_panel, *k_apply, *k_take_r, *k_tri, *k_eye, *k_finish, *k_tdiag;
+    bcl_kernel_entry *k_apply_rows; /* qr_apply in one launch, or NULL (qr_apply's ranges) */
+    int apply_rpl, apply_ct;        /* its rows a work-item, columns a work-group */
     int q_gemm; /* method 3: Q^(k) = I - V T V^T by clBLAST GEMMs (T of the whole panel), not by
                  * qr_apply's passes of the block reflectors over the identity */
     int panel_wg;   /* work-items of a qr_panel group */
@@ -815,7 +817,7 @@ static bcl_status dev_kernels(bsofi *w)
     w->split_rows = split >= 64 && split <= 4096 && split % 64 == 0 ? split
                     : w->n <= 256                                     ? 64
                                                                       : APPLY_SPLIT_ROWS;
-    char opt[160];
+    char opt[200];
     if (w->panel_rows) {
         /* NVIDIA: warp sums by the lanes' shuffles (inline PTX); without it, or when the build
          * refuses it, through local memory */
@@ -830,17 +832,39 @@ static bcl_status dev_kernels(bsofi *w)
         }
         const int wg = wg_env ? atoi(wg_env) : 0;
         w->panel_wg = !by_rows && wg == 512 && wg / 32 <= w->nb ? wg : 256;
+        /* the block reflectors applied by qr_apply_rows (one launch, QR_WG apply_rpl >= 2n
+         * rows, nb apply_ct = 32 entries of W a group) on NVIDIA, by qr_apply's row ranges
+         * elsewhere; BATCHCL_PCYCLIC_APPLY=rows or ranges forces either and
+         * BATCHCL_PCYCLIC_APPLY_CT=1, 2, 4 or 8 sets the columns a group (tests, A/B) */
+        const char *apply_env = getenv("BATCHCL_PCYCLIC_APPLY");
+        const char *ct_env = getenv("BATCHCL_PCYCLIC_APPLY_CT");
+        const int ct = ct_env ? atoi(ct_env) : 0;
+        const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;
+        w->apply_rpl = 0;
+        if (apply_env ? !strcmp(apply_env, "rows") : nvidia) {
+            w->apply_rpl = 1;
+            while (QR_WG * w->apply_rpl < 2 * w->n)
+                w->apply_rpl *= 2;
+            w->apply_ct = 32 / w->nb;
+            if ((ct == 1 || ct == 2 || ct == 4 || ct == 8) && ct * w->nb % 32 == 0 &&
+                ct * w->nb <= 64)
+                w->apply_ct = ct;
+        }
         const char *x_env = getenv("BATCHCL_PCYCLIC_X_LOCAL");
         const int x_forced = x_env && !strcmp(x_env, "1") && w->panel_rows < 64 && !by_rows;
         w->panel_x_local = !by_rows && (w->panel_rows >= 64 || x_forced); /* PW_HOLD_X */
         for (;;) {
             /* the kernel's layout: rows a work-item (qr_panel_rows) or a lane (qr_panel_reg) */
+            char apply_opt[48] = "";
+            if (w->apply_rpl)
+                snprintf(apply_opt, sizeof apply_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d", w->apply_rpl,
+                         w->apply_ct);
             snprintf(opt, sizeof opt,
-                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s", w->nb,
+                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s", w->nb,
                      QR_WG, QR_TB, w->panel_wg, by_rows ? "RPL" : "ROWS",
                      by_rows ? w->panel_rpl : w->panel_rows,
                      w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
-                     w->dbl ? " -DBCL_DOUBLE" : "");
+                     apply_opt, w->dbl ? " -DBCL_DOUBLE" : "");
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt,
                                           by_rows ? "qr_panel_rows" : "qr_panel_reg", &w->k_panel);
             if (s == BCL_BUILD_FAILED && w->panel_shuffle) { /* remembered, and not an error */
@@ -856,6 +880,8 @@ static bcl_status dev_kernels(bsofi *w)
         if (w->k_panel->max_work_group < (size_t)w->panel_wg)
             w->panel_rows = w->panel_rpl = 0;
     }
+    if (!w->panel_rows)
+        w->apply_rpl = 0; /* qr_panel's build has no qr_apply_rows */
     if (!w->panel_rows)
         w->nb = 32;
     /* Q^(k) by GEMMs from n = 256 on (qr_apply passes over Q once per block of nb columns: on the
@@ -895,6 +921,14 @@ static bcl_status dev_kernels(bsofi *w)
                             "%s: the device panels (pcyclic_method 3) need %zu work-items per group "
                             "in %s; the device allows %zu",
                             w->fn, need[i], names[i], (*out[i])->max_work_group);
+    w->k_apply_rows = NULL;
+    if (w->apply_rpl) {
+        bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_apply_rows", &w->k_apply_rows);
+        if (s != BCL_SUCCESS)
+            return s;
+        if (w->k_apply_rows->max_work_group < QR_WG) /* its registers: qr_apply's ranges then */
+            w->k_apply_rows = NULL;
+    }
     return BCL_SUCCESS;
 }
 
@@ -918,6 +952,28 @@ static size_t round_up(size_t x, size_t to)
 static bcl_status apply_block(bsofi *w, int m, int j0, int trans, cl_mem C, size_t offC, int ldc,
                               int ncols)
 {
+    if (w->k_apply_rows) {
+        cl_kernel k = w->k_apply_rows->kernel;
+        const cl_int cm = m, cj0 = j0, nbk = w->n - j0 < w->nb ? w->n - j0 : w->nb, tr = trans,
+                     cld = ldc, cn = ncols;
+        const cl_ulong zero = 0, offT = (cl_ulong)(j0 / w->nb) * w->nb * w->nb, oc = offC;
+        cl_int err = CL_SUCCESS;
+        SET_ARG(k, 0, w->dV);
+        SET_ARG(k, 1, zero);
+        SET_ARG(k, 2, cm);
+        SET_ARG(k, 3, w->dTb);
+        SET_ARG(k, 4, offT);
+        SET_ARG(k, 5, cm);
+        SET_ARG(k, 6, cj0);
+        SET_ARG(k, 7, nbk);
+        SET_ARG(k, 8, tr);
+        SET_ARG(k, 9, C);
+        SET_ARG(k, 10, oc);
+        SET_ARG(k, 11, cld);
+        SET_ARG(k, 12, cn);
+        const size_t groups = ((size_t)ncols + w->apply_ct - 1) / w->apply_ct;
+        return run_kernel(w, w->k_apply_rows, err, groups * QR_WG, QR_WG, "launching qr_apply_rows");
+    }
     cl_kernel k = w->k_apply->kernel;
     /* C taller than two ranges of w->split_rows rows is split, each range its own work-groups
      * (two launches), so that more compute units work and each group's chain of chunks stays
@@ -1744,8 +1800,8 @@ static void plan_columns(bsofi *w)
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
-             "kernels, %d work-items a panel, %s%s; Q^(k) %s; GEMMs on the device); j_F = %d of %d "
-             "block columns inverted column-wise, the rest by rows",
+             "kernels, %d work-items a panel, %s%s, %s; Q^(k) %s; GEMMs on the device); j_F = %d "
+             "of %d block columns inverted column-wise, the rest by rows",
              w->nb, w->panel_wg,
              !w->panel_rows ? "in global memory"
              : w->panel_rpl ? (w->panel_shuffle ? "in registers by rows, warp shuffles"
@@ -1753,6 +1809,7 @@ static void plan_columns(bsofi *w)
              : w->panel_shuffle ? "in registers, warp shuffles"
                                 : "in registers, warp sums in local memory",
              w->panel_rows && w->panel_x_local ? ", reflector read from local memory" : "",
+             w->k_apply_rows ? "applied in one launch" : "applied in row ranges",
              w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)", w->jF,
              w->p);
     append_gemm_note(w);

@@ -220,12 +220,16 @@ static void test_scaled_blocks(void **state)
         check_scaled(ctx, 1, 0, 0, 17, 3, 1, scales[c][0], scales[c][1], names[c]);
     unsetenv("BATCHCL_PCYCLIC_PANEL");
     assert_non_null(strstr(bcl_last_kernel(ctx), "in global memory"));
-    /* the panel by rows (Blue's sums and the dot products again with v in their own reductions) */
+    /* the panel by rows (Blue's sums and the dot products again with v in their own reductions),
+     * its block reflectors applied in one launch (qr_apply_rows) */
     setenv("BATCHCL_PCYCLIC_PANEL", "rows", 1);
+    setenv("BATCHCL_PCYCLIC_APPLY", "rows", 1);
     for (int c = 0; c < 4; ++c)
         check_scaled(ctx, 1, 0, 0, 17, 3, 1, scales[c][0], scales[c][1], names[c]);
     unsetenv("BATCHCL_PCYCLIC_PANEL");
+    unsetenv("BATCHCL_PCYCLIC_APPLY");
     assert_non_null(strstr(bcl_last_kernel(ctx), "in registers by rows"));
+    assert_non_null(strstr(bcl_last_kernel(ctx), "applied in one launch"));
     bcl_destroy(ctx);
 }
 
@@ -284,6 +288,7 @@ static void test_variants(void **state)
          * split C taller than 128 (n = 70: j0 = 0 with blocks of 32; j0 = 0 and 8, ranges from
          * row 8, with blocks of 8, as at n > 512) */
         setenv("BATCHCL_PCYCLIC_SPLIT_ROWS", "64", 1);
+        setenv("BATCHCL_PCYCLIC_APPLY", "ranges", 1); /* not qr_apply_rows (NVIDIA's default) */
         check_batch(ctx, 1, 0, 0, 70, 2, 1, "device panels, blocks of 8, split applies");
         if (!strstr(bcl_last_kernel(ctx), "panels of 8 columns"))
             fail_msg("expected blocks of 8 columns in: %s", bcl_last_kernel(ctx));
@@ -291,6 +296,30 @@ static void test_variants(void **state)
         if (!tu_quick())
             check_batch(ctx, 1, 1, 0, 70, 3, 1, "device panels, split applies");
         unsetenv("BATCHCL_PCYCLIC_SPLIT_ROWS");
+        if (!strstr(bcl_last_kernel(ctx), "applied in row ranges"))
+            fail_msg("expected qr_apply's row ranges in: %s", bcl_last_kernel(ctx));
+        /* the block reflectors applied in one launch (qr_apply_rows, the default on NVIDIA):
+         * 32 entries of W a group in blocks of 32 (one column a group), of 8 (four; n = 70, the
+         * factorization) and of 8 building Q^(k) from the identity (n = 37); in the full run
+         * two rows a work-item (n = 150) and 64 entries of W (two reductions) */
+        setenv("BATCHCL_PCYCLIC_APPLY", "rows", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 40, 3, 1, "device panels, applies in one launch");
+        if (!strstr(bcl_last_kernel(ctx), "applied in one launch"))
+            fail_msg("expected qr_apply_rows in: %s", bcl_last_kernel(ctx));
+        setenv("BATCHCL_PCYCLIC_NB", "8", 1);
+        check_batch(ctx, 1, 0, 0, 70, 2, 1, "device panels, blocks of 8, applies in one launch");
+        setenv("BATCHCL_PCYCLIC_QFORM", "apply", 1);
+        check_batch(ctx, 0, 0, 0, 37, 2, 1, "device panels, blocks of 8, Q in one launch");
+        unsetenv("BATCHCL_PCYCLIC_QFORM");
+        if (!tu_quick()) {
+            setenv("BATCHCL_PCYCLIC_NB", "16", 1);
+            check_batch(ctx, 1, 0, 0, 150, 2, 1, "device panels, applies, two rows a work-item");
+            setenv("BATCHCL_PCYCLIC_APPLY_CT", "4", 1);
+            check_batch(ctx, 1, 1, 0, 40, 3, 2, "device panels, applies, 64 entries of W");
+            unsetenv("BATCHCL_PCYCLIC_APPLY_CT");
+        }
+        unsetenv("BATCHCL_PCYCLIC_NB");
+        unsetenv("BATCHCL_PCYCLIC_APPLY");
         /* the register panel reading the reflector's x from local memory where it uses it (the
          * default at 64 rows a lane, n > 512), forced at the sizes of the grid */
         setenv("BATCHCL_PCYCLIC_PANEL", "columns", 1); /* qr_panel_reg on any device */
@@ -546,7 +575,8 @@ static int clear_hooks(void **state)
                                         "BATCHCL_PCYCLIC_PANEL", "BATCHCL_CLBLAST_TUNED",
                                         "BATCHCL_PCYCLIC_QFORM", "BATCHCL_PCYCLIC_X_LOCAL",
                                         "BATCHCL_PCYCLIC_GEMM", "BATCHCL_GEMM_TILE",
-                                        "BATCHCL_GEMM_SPLITS"};
+                                        "BATCHCL_GEMM_SPLITS", "BATCHCL_PCYCLIC_APPLY",
+                                        "BATCHCL_PCYCLIC_APPLY_CT"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
