@@ -1321,27 +1321,42 @@ __kernel void qr_take_r(__global const real *P, ulong offP, int ldp, int n, __gl
 }
 
 /* X_b = R_b^-1 for `count` upper triangular n x n blocks (R_b at offR + b n^2, leading dimension
- * n; X_b at offX + b xstride, leading dimension ldx). A work-group solves 8 columns of one block
- * by column-oriented back substitution, X's columns holding the right-hand sides in place: per
- * row i, x_i = b_i / R_ii, then b(0:i) -= x_i R(0:i, i) (one barrier a row). */
+ * n; X_b at offX + b xstride, leading dimension ldx). A work-group solves TRI_COLS columns of one
+ * block by column-oriented back substitution, X's columns holding the right-hand sides in place:
+ * per row i, x_i = b_i / R_ii, then b(0:i) -= x_i R(0:i, i) (one barrier a row). Every row step
+ * rewrites the column above it: with -DTRI_NMAX (n <= TRI_NMAX) the columns stay in local memory
+ * and go to X once at the end (8 columns a group up to 512 rows, 4 beyond: 32 KiB); without it
+ * they are updated in X. The same operations in the same order either way. */
+#if defined(TRI_NMAX) && TRI_NMAX > 512
+#define TRI_COLS 4
+#else
+#define TRI_COLS 8
+#endif
+#define TRI_LANES (256 / TRI_COLS) /* row lanes of a column */
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
 void tri_inverse(__global const real *R, ulong offR, int n, __global real *X, ulong offX,
                  ulong xstride, int ldx)
 {
-    __local real xi[2][8];
+    __local real xi[2][TRI_COLS];
     const int lid = (int)get_local_id(0);
-    const int tiles = (n + 7) / 8;
-    const int blk = (int)get_group_id(0) / tiles, j1 = ((int)get_group_id(0) % tiles) * 8;
-    const int lane = lid % 32, c = lid / 32, j = j1 + c; /* 32 row lanes of each of 8 columns */
+    const int tiles = (n + TRI_COLS - 1) / TRI_COLS;
+    const int blk = (int)get_group_id(0) / tiles, j1 = ((int)get_group_id(0) % tiles) * TRI_COLS;
+    const int lane = lid % TRI_LANES, c = lid / TRI_LANES, j = j1 + c;
     __global const real *Rb = R + offR + (size_t)blk * n * n;
-    __global real *x = X + offX + (size_t)blk * xstride + (size_t)j * ldx;
+    __global real *xg = X + offX + (size_t)blk * xstride + (size_t)j * ldx;
+#ifdef TRI_NMAX
+    __local real xcols[TRI_COLS][TRI_NMAX];
+    __local real *x = xcols[c];
+#else
+    __global real *x = xg;
+#endif
     const int live = j < n;
     if (live)
-        for (int r = lane; r < n; r += 32)
+        for (int r = lane; r < n; r += TRI_LANES)
             x[r] = r == j ? 1 : 0;
-    const int top = j1 + 7 < n ? j1 + 7 : n - 1;
+    const int top = j1 + TRI_COLS - 1 < n ? j1 + TRI_COLS - 1 : n - 1;
     for (int i = top; i >= 0; --i) {
-        if (live && i % 32 == lane) { /* the owner of row i: its b_i is final */
+        if (live && i % TRI_LANES == lane) { /* the owner of row i: its b_i is final */
             const real xv = x[i] / Rb[(size_t)i * n + i];
             x[i] = xv;
             xi[i & 1][c] = xv;
@@ -1350,10 +1365,15 @@ void tri_inverse(__global const real *R, ulong offR, int n, __global real *X, ul
         if (live) {
             const real xv = xi[i & 1][c];
             __global const real *ri = Rb + (size_t)i * n;
-            for (int r = lane; r < i; r += 32)
+            for (int r = lane; r < i; r += TRI_LANES)
                 x[r] -= xv * ri[r];
         }
     }
+#ifdef TRI_NMAX
+    if (live) /* a lane's own rows: no barrier */
+        for (int r = lane; r < n; r += TRI_LANES)
+            xg[r] = x[r];
+#endif
 }
 
 /* The diagonal blocks, QR_TB columns each, of the n x n T of all n reflectors of a panel

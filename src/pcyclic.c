@@ -281,6 +281,7 @@ typedef struct {
     bcl_kernel_entry *k_panel, *k_apply, *k_take_r, *k_tri, *k_eye, *k_finish, *k_tdiag;
     bcl_kernel_entry *k_apply_rows; /* qr_apply in one launch, or NULL (qr_apply's ranges) */
     int apply_rpl, apply_ct;        /* its rows a work-item, columns a work-group */
+    int tri_nmax; /* tri_inverse: the columns in local memory up to this n (0: in X) */
     int q_gemm; /* method 3: Q^(k) = I - V T V^T by clBLAST GEMMs (T of the whole panel), not by
                  * qr_apply's passes of the block reflectors over the identity */
     int panel_wg;   /* work-items of a qr_panel group */
@@ -855,16 +856,20 @@ static bcl_status dev_kernels(bsofi *w)
         w->panel_x_local = !by_rows && (w->panel_rows >= 64 || x_forced); /* PW_HOLD_X */
         for (;;) {
             /* the kernel's layout: rows a work-item (qr_panel_rows) or a lane (qr_panel_reg) */
-            char apply_opt[48] = "";
+            char extra_opt[64] = "";
             if (w->apply_rpl)
-                snprintf(apply_opt, sizeof apply_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d", w->apply_rpl,
+                snprintf(extra_opt, sizeof extra_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d", w->apply_rpl,
                          w->apply_ct);
+            /* tri_inverse's columns in local memory (at most 32 KiB: n <= 16 rows <= 1024) */
+            w->tri_nmax = 16 * rows;
+            const size_t len = strlen(extra_opt);
+            snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d", w->tri_nmax);
             snprintf(opt, sizeof opt,
                      "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s", w->nb,
                      QR_WG, QR_TB, w->panel_wg, by_rows ? "RPL" : "ROWS",
                      by_rows ? w->panel_rpl : w->panel_rows,
                      w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
-                     apply_opt, w->dbl ? " -DBCL_DOUBLE" : "");
+                     extra_opt, w->dbl ? " -DBCL_DOUBLE" : "");
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt,
                                           by_rows ? "qr_panel_rows" : "qr_panel_reg", &w->k_panel);
             if (s == BCL_BUILD_FAILED && w->panel_shuffle) { /* remembered, and not an error */
@@ -881,7 +886,7 @@ static bcl_status dev_kernels(bsofi *w)
             w->panel_rows = w->panel_rpl = 0;
     }
     if (!w->panel_rows)
-        w->apply_rpl = 0; /* qr_panel's build has no qr_apply_rows */
+        w->apply_rpl = w->tri_nmax = 0; /* qr_panel's build: qr_apply, tri_inverse in X */
     if (!w->panel_rows)
         w->nb = 32;
     /* Q^(k) by GEMMs from n = 256 on (qr_apply passes over Q once per block of nb columns: on the
@@ -1100,10 +1105,8 @@ static bcl_status dev_form_t(bsofi *w, int m)
     return s;
 }
 
-/* The explicit Q = H_0 ... H_n-1 (m x m, leading dimension ldq) of the last dev_qr: with
- * w->q_gemm Q = I - V (T V^T) by two GEMMs (T from dev_form_t; W = T V^T at w->r_tv), else the
- * identity times the block reflectors, last to first (qr_apply). */
-static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
+/* the m x m identity at Q + offQ (leading dimension ldq), by set_identity */
+static bcl_status dev_identity(bsofi *w, cl_mem Q, size_t offQ, int ldq, int m)
 {
     cl_kernel k = w->k_eye->kernel;
     const cl_int cld = ldq, cm = m;
@@ -1113,8 +1116,15 @@ static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
     SET_ARG(k, 1, oq);
     SET_ARG(k, 2, cld);
     SET_ARG(k, 3, cm);
-    bcl_status s = run_kernel(w, w->k_eye, err, round_up((size_t)m * m, 256), 0,
-                              "launching set_identity");
+    return run_kernel(w, w->k_eye, err, round_up((size_t)m * m, 256), 0, "launching set_identity");
+}
+
+/* The explicit Q = H_0 ... H_n-1 (m x m, leading dimension ldq) of the last dev_qr: with
+ * w->q_gemm Q = I - V (T V^T) by two GEMMs (T from dev_form_t; W = T V^T at w->r_tv), else the
+ * identity times the block reflectors, last to first (qr_apply). */
+static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
+{
+    bcl_status s = dev_identity(w, Q, offQ, ldq, m);
     if (w->q_gemm) {
         const size_t n = (size_t)w->n;
         const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
@@ -1150,7 +1160,8 @@ static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t o
     SET_ARG(k, 4, offX);
     SET_ARG(k, 5, xstride);
     SET_ARG(k, 6, ldx);
-    const size_t groups = (size_t)count * (size_t)((w->n + 7) / 8);
+    const int cols = w->tri_nmax > 512 ? 4 : 8; /* the kernel's TRI_COLS */
+    const size_t groups = (size_t)count * (size_t)((w->n + cols - 1) / cols);
     return run_kernel(w, w->k_tri, err, groups * 256, 256, "launching tri_inverse");
 }
 
@@ -1540,10 +1551,12 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
             if (e[i] != CL_SUCCESS)
                 return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
     }
-    /* zeros, and the identity the Q^(k) start from */
+    /* zeros, and the identity the Q^(k) start from: formed on the device where the kernels are
+     * built (the upload from pageable host memory, 32 MiB at n = 1024, made the setup of a call
+     * take 11-15 ms on the H100; 0.3-0.5 ms now), else uploaded */
     bcl_status cleared = clear_buffer(w, w->dR, 0, r_total, "preparing the p-cyclic workspace");
-    if (cleared != BCL_SUCCESS)
-        return cleared;
+    if (cleared != BCL_SUCCESS || dev_panels)
+        return cleared == BCL_SUCCESS ? dev_identity(w, w->dR, w->r_eye, 2 * n, 2 * n) : cleared;
     unsigned char *eye = calloc(4 * nn, w->es);
     if (!eye)
         return bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);
