@@ -957,36 +957,10 @@ static size_t round_up(size_t x, size_t to)
 static bcl_status apply_block(bsofi *w, int m, int j0, int trans, cl_mem C, size_t offC, int ldc,
                               int ncols)
 {
-    if (w->k_apply_rows) {
-        cl_kernel k = w->k_apply_rows->kernel;
-        const cl_int cm = m, cj0 = j0, nbk = w->n - j0 < w->nb ? w->n - j0 : w->nb, tr = trans,
-                     cld = ldc, cn = ncols;
-        const cl_ulong zero = 0, offT = (cl_ulong)(j0 / w->nb) * w->nb * w->nb, oc = offC;
-        cl_int err = CL_SUCCESS;
-        SET_ARG(k, 0, w->dV);
-        SET_ARG(k, 1, zero);
-        SET_ARG(k, 2, cm);
-        SET_ARG(k, 3, w->dTb);
-        SET_ARG(k, 4, offT);
-        SET_ARG(k, 5, cm);
-        SET_ARG(k, 6, cj0);
-        SET_ARG(k, 7, nbk);
-        SET_ARG(k, 8, tr);
-        SET_ARG(k, 9, C);
-        SET_ARG(k, 10, oc);
-        SET_ARG(k, 11, cld);
-        SET_ARG(k, 12, cn);
-        const size_t groups = ((size_t)ncols + w->apply_ct - 1) / w->apply_ct;
-        return run_kernel(w, w->k_apply_rows, err, groups * QR_WG, QR_WG, "launching qr_apply_rows");
-    }
-    cl_kernel k = w->k_apply->kernel;
-    /* C taller than two ranges of w->split_rows rows is split, each range its own work-groups
-     * (two launches), so that more compute units work and each group's chain of chunks stays
-     * short; on the H100 a split into two ranges cost its extra launch */
-    const int splits =
-        m - j0 > 2 * w->split_rows ? (m - j0 + w->split_rows - 1) / w->split_rows : 1;
+    /* the arguments qr_apply_rows and qr_apply share */
+    cl_kernel k = w->k_apply_rows ? w->k_apply_rows->kernel : w->k_apply->kernel;
     const cl_int cm = m, cj0 = j0, nbk = w->n - j0 < w->nb ? w->n - j0 : w->nb, tr = trans,
-                 cld = ldc, cn = ncols, rows = splits > 1 ? w->split_rows : m - j0;
+                 cld = ldc, cn = ncols;
     const cl_ulong zero = 0, offT = (cl_ulong)(j0 / w->nb) * w->nb * w->nb, oc = offC;
     cl_int err = CL_SUCCESS;
     SET_ARG(k, 0, w->dV);
@@ -1002,6 +976,16 @@ static bcl_status apply_block(bsofi *w, int m, int j0, int trans, cl_mem C, size
     SET_ARG(k, 10, oc);
     SET_ARG(k, 11, cld);
     SET_ARG(k, 12, cn);
+    if (w->k_apply_rows) {
+        const size_t groups = ((size_t)ncols + w->apply_ct - 1) / w->apply_ct;
+        return run_kernel(w, w->k_apply_rows, err, groups * QR_WG, QR_WG, "launching qr_apply_rows");
+    }
+    /* C taller than two ranges of w->split_rows rows is split, each range its own work-groups
+     * (two launches), so that more compute units work and each group's chain of chunks stays
+     * short; on the H100 a split into two ranges cost its extra launch */
+    const int splits =
+        m - j0 > 2 * w->split_rows ? (m - j0 + w->split_rows - 1) / w->split_rows : 1;
+    const cl_int rows = splits > 1 ? w->split_rows : m - j0;
     SET_ARG(k, 13, rows);
     SET_ARG(k, 15, w->dWp);
     const size_t cols_per_group = (size_t)(QR_WG / w->nb); /* qr_apply's QR_CT */
