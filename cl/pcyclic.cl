@@ -1325,11 +1325,9 @@ __kernel void qr_take_r(__global const real *P, ulong offP, int ldp, int n, __gl
  * block by column-oriented back substitution, X's columns holding the right-hand sides in place:
  * per row i, x_i = b_i / R_ii, then b(0:i) -= x_i R(0:i, i) (one barrier a row). Every row step
  * rewrites the column above it: with -DTRI_NMAX (n <= TRI_NMAX) the columns stay in local memory
- * and go to X once at the end (8 columns a group up to 512 rows, 4 beyond: 32 KiB); without it
- * they are updated in X. The same operations in the same order either way. */
-#if defined(TRI_NMAX) && TRI_NMAX > 512
-#define TRI_COLS 4
-#else
+ * and go to X once at the end (TRI_COLS TRI_NMAX values: the host keeps them within 32 KiB);
+ * without it they are updated in X. The same operations in the same order either way. */
+#ifndef TRI_COLS /* the host passes 4 with TRI_NMAX > 512 */
 #define TRI_COLS 8
 #endif
 #define TRI_LANES (256 / TRI_COLS) /* row lanes of a column */

@@ -282,6 +282,7 @@ typedef struct {
     bcl_kernel_entry *k_apply_rows; /* qr_apply in one launch, or NULL (qr_apply's ranges) */
     int apply_rpl, apply_ct;        /* its rows a work-item, columns a work-group */
     int tri_nmax; /* tri_inverse: the columns in local memory up to this n (0: in X) */
+    int tri_cols; /* tri_inverse: columns a work-group */
     int q_gemm; /* method 3: Q^(k) = I - V T V^T by clBLAST GEMMs (T of the whole panel), not by
                  * qr_apply's passes of the block reflectors over the identity */
     int panel_wg;   /* work-items of a qr_panel group */
@@ -856,14 +857,18 @@ static bcl_status dev_kernels(bsofi *w)
         w->panel_x_local = !by_rows && (w->panel_rows >= 64 || x_forced); /* PW_HOLD_X */
         for (;;) {
             /* the kernel's layout: rows a work-item (qr_panel_rows) or a lane (qr_panel_reg) */
-            char extra_opt[64] = "";
+            char extra_opt[80] = "";
             if (w->apply_rpl)
                 snprintf(extra_opt, sizeof extra_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d", w->apply_rpl,
                          w->apply_ct);
-            /* tri_inverse's columns in local memory (at most 32 KiB: n <= 16 rows <= 1024) */
+            /* tri_inverse's columns in local memory, 32 KiB (n <= 16 rows <= 1024): 8 a group
+             * up to n = 512, 4 beyond (BATCHCL_PCYCLIC_TRI_COLS=4 forces 4 at any n: tests) */
             w->tri_nmax = 16 * rows;
+            const char *tri_env = getenv("BATCHCL_PCYCLIC_TRI_COLS");
+            w->tri_cols = w->tri_nmax > 512 || (tri_env && !strcmp(tri_env, "4")) ? 4 : 8;
             const size_t len = strlen(extra_opt);
-            snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d", w->tri_nmax);
+            snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d -DTRI_COLS=%d",
+                     w->tri_nmax, w->tri_cols);
             snprintf(opt, sizeof opt,
                      "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s", w->nb,
                      QR_WG, QR_TB, w->panel_wg, by_rows ? "RPL" : "ROWS",
@@ -885,8 +890,10 @@ static bcl_status dev_kernels(bsofi *w)
         if (w->k_panel->max_work_group < (size_t)w->panel_wg)
             w->panel_rows = w->panel_rpl = 0;
     }
-    if (!w->panel_rows)
-        w->apply_rpl = w->tri_nmax = 0; /* qr_panel's build: qr_apply, tri_inverse in X */
+    if (!w->panel_rows) { /* qr_panel's build: qr_apply, tri_inverse in X */
+        w->apply_rpl = w->tri_nmax = 0;
+        w->tri_cols = 8;
+    }
     if (!w->panel_rows)
         w->nb = 32;
     /* Q^(k) by GEMMs from n = 256 on (qr_apply passes over Q once per block of nb columns: on the
@@ -1144,8 +1151,7 @@ static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t o
     SET_ARG(k, 4, offX);
     SET_ARG(k, 5, xstride);
     SET_ARG(k, 6, ldx);
-    const int cols = w->tri_nmax > 512 ? 4 : 8; /* the kernel's TRI_COLS */
-    const size_t groups = (size_t)count * (size_t)((w->n + cols - 1) / cols);
+    const size_t groups = (size_t)count * (size_t)((w->n + w->tri_cols - 1) / w->tri_cols);
     return run_kernel(w, w->k_tri, err, groups * 256, 256, "launching tri_inverse");
 }
 

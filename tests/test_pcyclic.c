@@ -315,8 +315,11 @@ static void test_variants(void **state)
             setenv("BATCHCL_PCYCLIC_NB", "16", 1);
             check_batch(ctx, 1, 0, 0, 150, 2, 1, "device panels, applies, two rows a work-item");
             setenv("BATCHCL_PCYCLIC_APPLY_CT", "4", 1);
+            /* and tri_inverse's 4 columns a group in local memory, as at n > 512 */
+            setenv("BATCHCL_PCYCLIC_TRI_COLS", "4", 1);
             check_batch(ctx, 1, 1, 0, 40, 3, 2, "device panels, applies, 64 entries of W");
             unsetenv("BATCHCL_PCYCLIC_APPLY_CT");
+            unsetenv("BATCHCL_PCYCLIC_TRI_COLS");
         }
         unsetenv("BATCHCL_PCYCLIC_NB");
         unsetenv("BATCHCL_PCYCLIC_APPLY");
@@ -576,7 +579,7 @@ static int clear_hooks(void **state)
                                         "BATCHCL_PCYCLIC_QFORM", "BATCHCL_PCYCLIC_X_LOCAL",
                                         "BATCHCL_PCYCLIC_GEMM", "BATCHCL_GEMM_TILE",
                                         "BATCHCL_GEMM_SPLITS", "BATCHCL_PCYCLIC_APPLY",
-                                        "BATCHCL_PCYCLIC_APPLY_CT"};
+                                        "BATCHCL_PCYCLIC_APPLY_CT", "BATCHCL_PCYCLIC_TRI_COLS"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
