@@ -281,7 +281,6 @@ typedef struct {
     bcl_kernel_entry *k_panel, *k_apply, *k_take_r, *k_tri, *k_eye, *k_finish, *k_tdiag;
     bcl_kernel_entry *k_apply_rows; /* qr_apply in one launch, or NULL (qr_apply's ranges) */
     int apply_rpl, apply_ct;        /* its rows a work-item, columns a work-group */
-    int tri_nmax; /* tri_inverse: the columns in local memory up to this n (0: in X) */
     int tri_cols; /* tri_inverse: columns a work-group */
     int q_gemm; /* method 3: Q^(k) = I - V T V^T by clBLAST GEMMs (T of the whole panel), not by
                  * qr_apply's passes of the block reflectors over the identity */
@@ -346,7 +345,7 @@ static bcl_status own_gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, s
                            size_t k, size_t count, double alpha, bcl_gemm_operand a,
                            bcl_gemm_operand b, double beta, bcl_gemm_operand c)
 {
-    const size_t elems = bcl_gemm_work_elements(w->ctx, w->dbl, m, n, k, count);
+    const size_t elems = bcl_gemm_work_elements(w->ctx, m, n, k, count);
     cl_mem work = grown_buffer(w, &w->dGemmWork, &w->gemm_work_bytes, elems * w->es);
     const bcl_status s = bcl_gemm_enqueue(
         w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
@@ -820,11 +819,12 @@ static bcl_status dev_kernels(bsofi *w)
                     : w->n <= 256                                     ? 64
                                                                       : APPLY_SPLIT_ROWS;
     char opt[200];
+    const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;
     if (w->panel_rows) {
         /* NVIDIA: warp sums by the lanes' shuffles (inline PTX); without it, or when the build
          * refuses it, through local memory */
-        w->panel_shuffle = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL &&
-                           !w->ctx->pcyclic_no_shuffle && !(shuffle_env && !strcmp(shuffle_env, "0"));
+        w->panel_shuffle = nvidia && !w->ctx->pcyclic_no_shuffle &&
+                           !(shuffle_env && !strcmp(shuffle_env, "0"));
         const int by_rows = force ? !strcmp(force, "rows") : w->panel_shuffle && rows == 64;
         w->panel_rpl = 0;
         if (by_rows) { /* rows a work-item: the fewest (a power of 2) that cover the 2n rows */
@@ -841,7 +841,6 @@ static bcl_status dev_kernels(bsofi *w)
         const char *apply_env = getenv("BATCHCL_PCYCLIC_APPLY");
         const char *ct_env = getenv("BATCHCL_PCYCLIC_APPLY_CT");
         const int ct = ct_env ? atoi(ct_env) : 0;
-        const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;
         w->apply_rpl = 0;
         if (apply_env ? !strcmp(apply_env, "rows") : nvidia) {
             w->apply_rpl = 1;
@@ -855,20 +854,20 @@ static bcl_status dev_kernels(bsofi *w)
         const char *x_env = getenv("BATCHCL_PCYCLIC_X_LOCAL");
         const int x_forced = x_env && !strcmp(x_env, "1") && w->panel_rows < 64 && !by_rows;
         w->panel_x_local = !by_rows && (w->panel_rows >= 64 || x_forced); /* PW_HOLD_X */
+        /* tri_inverse's columns in local memory, 32 KiB (n <= 16 rows <= 1024): 8 a group up to
+         * n = 512, 4 beyond (BATCHCL_PCYCLIC_TRI_COLS=4 forces 4 at any n: tests) */
+        const int tri_nmax = 16 * rows;
+        const char *tri_env = getenv("BATCHCL_PCYCLIC_TRI_COLS");
+        w->tri_cols = tri_nmax > 512 || (tri_env && !strcmp(tri_env, "4")) ? 4 : 8;
+        char extra_opt[80] = "";
+        if (w->apply_rpl)
+            snprintf(extra_opt, sizeof extra_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d", w->apply_rpl,
+                     w->apply_ct);
+        const size_t len = strlen(extra_opt);
+        snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d -DTRI_COLS=%d", tri_nmax,
+                 w->tri_cols);
         for (;;) {
             /* the kernel's layout: rows a work-item (qr_panel_rows) or a lane (qr_panel_reg) */
-            char extra_opt[80] = "";
-            if (w->apply_rpl)
-                snprintf(extra_opt, sizeof extra_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d", w->apply_rpl,
-                         w->apply_ct);
-            /* tri_inverse's columns in local memory, 32 KiB (n <= 16 rows <= 1024): 8 a group
-             * up to n = 512, 4 beyond (BATCHCL_PCYCLIC_TRI_COLS=4 forces 4 at any n: tests) */
-            w->tri_nmax = 16 * rows;
-            const char *tri_env = getenv("BATCHCL_PCYCLIC_TRI_COLS");
-            w->tri_cols = w->tri_nmax > 512 || (tri_env && !strcmp(tri_env, "4")) ? 4 : 8;
-            const size_t len = strlen(extra_opt);
-            snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d -DTRI_COLS=%d",
-                     w->tri_nmax, w->tri_cols);
             snprintf(opt, sizeof opt,
                      "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s", w->nb,
                      QR_WG, QR_TB, w->panel_wg, by_rows ? "RPL" : "ROWS",
@@ -890,12 +889,11 @@ static bcl_status dev_kernels(bsofi *w)
         if (w->k_panel->max_work_group < (size_t)w->panel_wg)
             w->panel_rows = w->panel_rpl = 0;
     }
-    if (!w->panel_rows) { /* qr_panel's build: qr_apply, tri_inverse in X */
-        w->apply_rpl = w->tri_nmax = 0;
+    if (!w->panel_rows) { /* qr_panel's build: blocks of 32, qr_apply, tri_inverse in X */
+        w->apply_rpl = 0;
         w->tri_cols = 8;
-    }
-    if (!w->panel_rows)
         w->nb = 32;
+    }
     /* Q^(k) by GEMMs from n = 256 on (qr_apply passes over Q once per block of nb columns: on the
      * H100 the GEMMs took BSOF from 133 to 100 ms at n = 1024, 52.5 to 46.2 at 512, 32.2 to 31.6
      * at 256); BATCHCL_PCYCLIC_QFORM=gemm or apply forces either */
@@ -1532,11 +1530,13 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
                 return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
         w->dBad = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, &e[0]);
         /* qr_apply's shares of W: ranges of the 2n rows x C's columns (at most 2n, padded to
-         * whole work-groups) x nb */
+         * whole work-groups) x nb (qr_apply_rows needs none) */
         const size_t ranges = (2 * (size_t)n + w->split_rows - 1) / w->split_rows,
                      cols = 2 * (size_t)n + (size_t)(QR_WG / w->nb);
-        w->dWp = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, ranges * cols * w->nb * w->es, NULL,
-                                &e[1]);
+        e[1] = CL_SUCCESS;
+        if (!w->k_apply_rows)
+            w->dWp = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, ranges * cols * w->nb * w->es,
+                                    NULL, &e[1]);
         for (int i = 0; i < 2; ++i)
             if (e[i] != CL_SUCCESS)
                 return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
