@@ -1225,7 +1225,7 @@ static double gemm_seconds(bcl_context *ctx, int dbl, int clblast, int tensor, i
                            size_t m, size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps)
 {
     /* gemm.cl's sums of the ranges of k, where the shape gives the device too few tiles */
-    const size_t work_elems = clblast ? 0 : bcl_gemm_work_elements(ctx, dbl, m, n, k, 1);
+    const size_t work_elems = clblast ? 0 : bcl_gemm_work_elements(ctx, m, n, k, 1);
     cl_command_queue q = bcl_cl_queue(ctx);
     cl_int werr = CL_SUCCESS;
     cl_mem work = work_elems ? clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE,
@@ -1267,6 +1267,10 @@ static double gemm_seconds(bcl_context *ctx, int dbl, int clblast, int tensor, i
  * flop/s, 0 if unavailable */
 static double square_gemm_rate(bcl_context *ctx, size_t m, int dbl, int clblast)
 {
+#ifndef BATCHCL_BENCH_CLBLAST
+    if (clblast) /* not linked: nothing to time, nothing to allocate */
+        return 0;
+#endif
     cl_context c = bcl_cl_context(ctx);
     cl_command_queue q = bcl_cl_queue(ctx);
     const size_t es = dbl ? sizeof(double) : sizeof(float);

@@ -11,10 +11,9 @@
 
 int bcl_gemm_tensor_device(const bcl_context *ctx)
 {
-    unsigned major = 0;
+    unsigned cc = 0; /* "sm_90", "sm_100": the whole number (one digit read sm_100 as 1) */
     return strstr(ctx->dev.vendor, "NVIDIA") != NULL && ctx->dev.has_fp64 &&
-           sscanf(ctx->dev.architecture, "sm_%1u", &major) == 1 && major >= 8 &&
-           !ctx->gemm_no_tensor;
+           sscanf(ctx->dev.architecture, "sm_%u", &cc) == 1 && cc >= 80 && !ctx->gemm_no_tensor;
 }
 
 /* work-group tiles (warps along m x along n, 32 x 32 of C each), largest first: the largest that
@@ -75,12 +74,11 @@ static gemm_plan plan_for(const bcl_context *ctx, size_t m, size_t n, size_t k, 
     return g;
 }
 
-size_t bcl_gemm_work_elements(const bcl_context *ctx, int dbl, size_t m, size_t n, size_t k,
+size_t bcl_gemm_work_elements(const bcl_context *ctx, size_t m, size_t n, size_t k,
                               size_t count)
 {
     if (m == 0 || n == 0 || k == 0 || count == 0 || k > INT_MAX)
         return 0;
-    (void)dbl; /* the same count of elements in either precision */
     const gemm_plan g = plan_for(ctx, m, n, k, count);
     return g.splits > 1 ? (size_t)g.splits * count * m * n : 0;
 }

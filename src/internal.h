@@ -192,7 +192,7 @@ bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn
  * give the device too few tiles split k into ranges, whose sums a second launch adds into C.
  * 0: none; given less (or no buffer), it does not split. Calls sharing a buffer must not run at
  * once (one in-order queue). */
-size_t bcl_gemm_work_elements(const bcl_context *ctx, int dbl, size_t m, size_t n, size_t k,
+size_t bcl_gemm_work_elements(const bcl_context *ctx, size_t m, size_t n, size_t k,
                               size_t count);
 
 /* ---- tuning ---- */

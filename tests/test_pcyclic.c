@@ -912,7 +912,7 @@ static void check_gemm(bcl_context *ctx, int dbl, int tensor, int ta, int tb, in
     const bcl_gemm_operand oa = {da, off, (size_t)lda, sa}, ob = {db, off, (size_t)ldb, sb},
                            oc = {dc, off, (size_t)ldc, sc};
     const size_t work_elems =
-        bcl_gemm_work_elements(ctx, dbl, (size_t)m, (size_t)n, (size_t)k, (size_t)count);
+        bcl_gemm_work_elements(ctx, (size_t)m, (size_t)n, (size_t)k, (size_t)count);
     cl_mem work = NULL;
     if (work_elems) {
         work = clCreateBuffer(cl, CL_MEM_READ_WRITE, work_elems * es, NULL, &err);
@@ -1009,7 +1009,7 @@ static void test_gemm(void **state)
             if (tensor)
                 check_gemm(ctx, 1, 1, t & 1, t >> 1, x[0], x[1], x[2], x[3], -0.75, beta, ++seed);
         }
-        if (bcl_gemm_work_elements(ctx, 1, (size_t)x[0], (size_t)x[1], (size_t)x[2], (size_t)x[3]) <
+        if (bcl_gemm_work_elements(ctx, (size_t)x[0], (size_t)x[1], (size_t)x[2], (size_t)x[3]) <
             (size_t)x[0] * x[1] * x[3] * 2)
             fail_msg("expected k split in ranges for m=%d n=%d k=%d", x[0], x[1], x[2]);
     }
