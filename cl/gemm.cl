@@ -12,8 +12,9 @@
  * tensor cores through inline PTX, the lanes exchanging nothing else; without it each work-item
  * forms its two entries from local memory with fmas (any device; the same tiling, loads, edges
  * and stores, so the CPU tests check everything but the instruction itself).
- * -DGEMM_WARPS_M, -DGEMM_WARPS_N: the tile, 32 x 32 per warp; -DGEMM_BK, -DGEMM_STAGES: the slices. Any m, n, k >= 1: the slices past
- * the matrices' edges read zeros and the stores are guarded; beta = 0 never reads C.
+ * -DGEMM_WARPS_M, -DGEMM_WARPS_N: the tile, 32 x 32 per warp; -DGEMM_BK: the slices' depth. Any
+ * m, n, k >= 1: the slices past the matrices' edges read zeros and the stores are guarded; beta = 0
+ * never reads C.
  * Batches of one shape with constant strides between the products' offsets run as dimension 2 of
  * the range. Products with too few tiles for the device split k into `splits` ranges of k_split
  * (group id 2 = product * splits + range): each range's work-groups write their raw sums into
@@ -31,11 +32,6 @@
 #define GEMM_BN (32 * GEMM_WARPS_N)
 #ifndef GEMM_BK
 #define GEMM_BK 16
-#endif
-/* slices in local memory: 1 (two barriers a slice) or 2 (the next slice stored beside the one in
- * use, one barrier a slice) */
-#ifndef GEMM_STAGES
-#define GEMM_STAGES 1
 #endif
 #define GEMM_THREADS (32 * GEMM_WARPS_M * GEMM_WARPS_N)
 /* a slice row's stride in local memory, 4 doubles past a multiple of 16: the fragment reads of a
@@ -82,8 +78,8 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
           const ulong strideB, const real beta, __global real *C, const ulong offC, const int ldc,
           const ulong strideC, const int splits, const int k_split, __global real *partial)
 {
-    __local real As[GEMM_STAGES * GEMM_BK * GEMM_LDA];
-    __local real Bs[GEMM_STAGES * GEMM_BK * GEMM_LDB];
+    __local real As[GEMM_BK * GEMM_LDA];
+    __local real Bs[GEMM_BK * GEMM_LDB];
     const int tid = (int)get_local_id(0);
     const int lane = tid % 32, warp = tid / 32;
     const int g = lane / 4, t = lane % 4;
@@ -122,37 +118,35 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
             GEMM_LOAD(rb, GEMM_B_PER, B, ldb, GEMM_BK, (s) * GEMM_BK, n0, k, n);              \
     } while (0)
     /* the registers into local memory, k-major, with the same index split as the loads */
-#define STORE_AB(stage)                                                                        \
+#define STORE_AB()                                                                             \
     do {                                                                                       \
         GEMM_UNROLL                                                                            \
         for (int e_ = 0; e_ < GEMM_A_PER; ++e_) {                                              \
             const int f_ = tid + e_ * GEMM_THREADS;                                            \
             const int i_ = trans_a ? f_ / GEMM_BK : f_ % GEMM_BM;                              \
             const int q_ = trans_a ? f_ % GEMM_BK : f_ / GEMM_BM;                              \
-            As[((stage) * GEMM_BK + q_) * GEMM_LDA + i_] = ra[e_];                             \
+            As[q_ * GEMM_LDA + i_] = ra[e_];                                                   \
         }                                                                                      \
         GEMM_UNROLL                                                                            \
         for (int e_ = 0; e_ < GEMM_B_PER; ++e_) {                                              \
             const int f_ = tid + e_ * GEMM_THREADS;                                            \
             const int j_ = trans_b ? f_ % GEMM_BN : f_ / GEMM_BK;                              \
             const int q_ = trans_b ? f_ / GEMM_BN : f_ % GEMM_BK;                              \
-            Bs[((stage) * GEMM_BK + q_) * GEMM_LDB + j_] = rb[e_];                             \
+            Bs[q_ * GEMM_LDB + j_] = rb[e_];                                                   \
         }                                                                                      \
     } while (0)
 
     const int slices = (k + GEMM_BK - 1) / GEMM_BK;
     LOAD_A(0);
     LOAD_B(0);
-    STORE_AB(0);
+    STORE_AB();
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = 0; s < slices; ++s) {
         if (s + 1 < slices) { /* uniform: no barrier inside */
             LOAD_A(s + 1);
             LOAD_B(s + 1);
         }
-        const int stage = s % GEMM_STAGES;
-        __local const real *Aw = As + stage * GEMM_BK * GEMM_LDA + wm * 32 + g,
-                           *Bw = Bs + stage * GEMM_BK * GEMM_LDB + wn * 32;
+        __local const real *Aw = As + wm * 32 + g, *Bw = Bs + wn * 32;
         GEMM_UNROLL
         for (int kk = 0; kk < GEMM_BK; kk += 4) {
 #ifdef GEMM_MMA
@@ -190,12 +184,9 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
             }
 #endif
         }
-#if GEMM_STAGES == 1
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with the slice */
-#endif
-        /* with two stages the other one was last read before the previous barrier */
         if (s + 1 < slices)
-            STORE_AB((s + 1) % GEMM_STAGES);
+            STORE_AB();
         barrier(CLK_LOCAL_MEM_FENCE);
     }
 

@@ -20,13 +20,18 @@ int bcl_gemm_tensor_device(const bcl_context *ctx)
  * still gives every compute unit two work-groups, else the smallest */
 static const int tiles[3][2] = {{4, 2}, {2, 2}, {2, 1}};
 
-/* The launch's shape: tile, slices, and the ranges of k when even the smallest tile leaves
- * compute units idle (at most 16 ranges): on the H100 the p-cyclic step's 256^3 products made 32
- * work-groups, whose chain of 16 slices cost about a global load's latency each (n = 256: 24.6
- * us a product on average; 11.9 us in ranges, plus 6.0 us for the sums' launch). BATCHCL_GEMM_TILE (0-2) and BATCHCL_GEMM_SPLITS (1-16) force the
- * tile and the ranges (tests; the CPU device never splits on its own). */
+/* the depth of gemm.cl's slices of k (GEMM_BK: on the H100 slices of 8, in one or two stages in
+ * local memory, took 10-15 % longer on the large shapes) */
+#define GEMM_SLICE 16
+
+/* The launch's shape: tile and the ranges of k when even the smallest tile leaves compute units
+ * idle (at most 16 ranges): on the H100 the p-cyclic step's 256^3 products made 32 work-groups,
+ * whose chain of 16 slices cost about a global load's latency each (n = 256: 24.6 us a product on
+ * average; 11.9 us in ranges, plus 6.0 us for the sums' launch). BATCHCL_GEMM_TILE (0-2) and
+ * BATCHCL_GEMM_SPLITS (1-16) force the tile and the ranges (tests; the CPU device never splits on
+ * its own). */
 typedef struct {
-    int tile, bk, stages, splits, k_split;
+    int tile, splits, k_split;
 } gemm_plan;
 
 /* the work-groups of one range of k (tiles of all products) */
@@ -38,14 +43,7 @@ static size_t tiles_of(const gemm_plan *g, size_t m, size_t n, size_t count)
 
 static gemm_plan plan_for(const bcl_context *ctx, size_t m, size_t n, size_t k, size_t count)
 {
-    gemm_plan g = {0, 16, 1, 1, (int)k};
-    /* slices: BATCHCL_GEMM_SLICES=BK,STAGES (experiments; 16,1 by default: on the H100 8,2 and
-     * 8,1 took 10-15 % longer on the large shapes) */
-    const char *sl_env = getenv("BATCHCL_GEMM_SLICES");
-    if (sl_env && sscanf(sl_env, "%d,%d", &g.bk, &g.stages) != 2)
-        g.bk = 16, g.stages = 1;
-    if ((g.bk != 8 && g.bk != 16) || (g.stages != 1 && g.stages != 2))
-        g.bk = 16, g.stages = 1;
+    gemm_plan g = {0, 1, (int)k};
     const char *tile_env = getenv("BATCHCL_GEMM_TILE");
     const int forced = tile_env && tile_env[0] >= '0' && tile_env[0] <= '2' && !tile_env[1]
                            ? tile_env[0] - '0'
@@ -61,13 +59,13 @@ static gemm_plan plan_for(const bcl_context *ctx, size_t m, size_t n, size_t k, 
     size_t splits = split_env ? (size_t)atoi(split_env) : (want + groups - 1) / groups;
     /* each range two slices or more, and no split of a chain shorter than 8 slices (at n = 64 on
      * the H100 the second launch cost more than the 64^3 products' short chains) */
-    const size_t by_k = k < 8 * (size_t)g.bk ? 1 : k / (2 * (size_t)g.bk);
+    const size_t by_k = k < 8 * GEMM_SLICE ? 1 : k / (2 * GEMM_SLICE);
     if (!split_env && splits > by_k)
         splits = by_k;
     splits = splits < 1 ? 1 : splits > 16 ? 16 : splits;
     if (splits > 1) {
         /* ranges of whole slices; the last may be shorter */
-        const size_t per = ((k + splits - 1) / splits + g.bk - 1) / g.bk * g.bk;
+        const size_t per = ((k + splits - 1) / splits + GEMM_SLICE - 1) / GEMM_SLICE * GEMM_SLICE;
         g.k_split = (int)per;
         g.splits = (int)((k + per - 1) / per);
     }
@@ -81,6 +79,30 @@ size_t bcl_gemm_work_elements(const bcl_context *ctx, size_t m, size_t n, size_t
         return 0;
     const gemm_plan g = plan_for(ctx, m, n, k, count);
     return g.splits > 1 ? (size_t)g.splits * count * m * n : 0;
+}
+
+/* gemm.cl's kernel `sums` ? gemm_sum_splits : gemm_tile for a tile, precision and build, looked
+ * up once a context (the p-cyclic inversion makes thousands of products a call) */
+static bcl_status gemm_kernel(bcl_context *ctx, int tile, int dbl, int tensor, int sums,
+                              bcl_kernel_entry **out)
+{
+    bcl_kernel_entry **slot = &ctx->gemm_kernels[tile][dbl != 0][tensor != 0][sums != 0];
+    if (!*slot) {
+        char opt[128];
+        snprintf(opt, sizeof opt, "-DGEMM_WARPS_M=%d -DGEMM_WARPS_N=%d -DGEMM_BK=%d%s%s",
+                 tiles[tile][0], tiles[tile][1], GEMM_SLICE, dbl ? " -DBCL_DOUBLE" : "",
+                 tensor ? " -DBCL_PTX_DMMA" : "");
+        bcl_kernel_entry *ke = NULL;
+        const bcl_status s =
+            bcl_get_kernel(ctx, "gemm.cl", opt, sums ? "gemm_sum_splits" : "gemm_tile", &ke);
+        if (s == BCL_BUILD_FAILED && tensor)
+            ctx->gemm_no_tensor = 1;
+        if (s != BCL_SUCCESS)
+            return s;
+        *slot = ke;
+    }
+    *out = *slot;
+    return BCL_SUCCESS;
 }
 
 bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn, int dbl,
@@ -106,13 +128,8 @@ bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn
     if (g.splits > 1 && (!work || work_elements < (size_t)g.splits * count * m * n))
         g.splits = 1, g.k_split = (int)k; /* no room for the ranges' sums */
     const int wm = tiles[g.tile][0], wn = tiles[g.tile][1], threads = 32 * wm * wn;
-    char opt[128];
-    snprintf(opt, sizeof opt, "-DGEMM_WARPS_M=%d -DGEMM_WARPS_N=%d -DGEMM_BK=%d -DGEMM_STAGES=%d%s%s",
-             wm, wn, g.bk, g.stages, dbl ? " -DBCL_DOUBLE" : "", tensor ? " -DBCL_PTX_DMMA" : "");
     bcl_kernel_entry *ke = NULL;
-    bcl_status s = bcl_get_kernel(ctx, "gemm.cl", opt, "gemm_tile", &ke);
-    if (s == BCL_BUILD_FAILED && tensor)
-        ctx->gemm_no_tensor = 1;
+    bcl_status s = gemm_kernel(ctx, g.tile, dbl, tensor, 0, &ke);
     if (s != BCL_SUCCESS)
         return s;
     if (ke->max_work_group < (size_t)threads)
@@ -158,7 +175,7 @@ bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn
         err = clEnqueueNDRangeKernel(q, kk, 3, NULL, global, local, 0, NULL, NULL);
     if (err == CL_SUCCESS && g.splits > 1) { /* the ranges' sums, in order, into C */
         bcl_kernel_entry *ks = NULL;
-        s = bcl_get_kernel(ctx, "gemm.cl", opt, "gemm_sum_splits", &ks);
+        s = gemm_kernel(ctx, g.tile, dbl, tensor, 1, &ks);
         if (s != BCL_SUCCESS)
             return s;
         cl_kernel kr = ks->kernel;

@@ -136,6 +136,8 @@ struct bcl_context {
     int pcyclic_models; /* cleared when the tuning files are read again */
     int pcyclic_no_shuffle; /* the device's compiler refused the panel kernel's inline PTX */
     int gemm_no_tensor;     /* ... and gemm.cl's tensor-core build */
+    /* gemm.cl's kernels by tile, precision, tensor-core build and kernel (gemm_tile, its sums) */
+    bcl_kernel_entry *gemm_kernels[3][2][2][2];
     /* clBLAST's direct GEMM parameters handed to clBLAST by this context, per precision: 0 not
      * yet, 1 from a tuning file, -1 clBLAST's own (none for this device, refused, or
      * BATCHCL_CLBLAST_TUNED=0); gemm_note says which and why */
@@ -315,6 +317,10 @@ void bcl_pipeline_release(bcl_context *ctx);
 
 /* Scratch array `idx` of the device-buffer calls, at least `bytes` long, kept between calls. */
 bcl_status bcl_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out);
+/* *buf (of *have bytes) grown to at least `bytes`: CL_SUCCESS, or the allocation's error with
+ * *buf NULL and *have 0 (no message: the caller decides whether that is an error). A buffer
+ * released while commands still use it lives until they finish. */
+cl_int bcl_grow_buffer(bcl_context *ctx, cl_mem *buf, size_t *have, size_t bytes);
 
 /* BCL_NOT_IMPLEMENTED for a double-precision call on a device without fp64, naming the device. */
 bcl_status bcl_no_fp64(const bcl_context *ctx, const char *fn);
