@@ -320,21 +320,11 @@ typedef struct {
     cl_event arena_done[2];
 } bsofi;
 
-/* *buf grown to at least `bytes` (*have: its size; a buffer released while kernels still use it
- * lives until they are done); NULL when it cannot grow (the caller then goes without: clBLAST
- * allocates its own temporary, gemm.cl does not split k) */
+/* *buf grown to at least `bytes` (*have: its size); NULL when it cannot grow (the caller then
+ * goes without: clBLAST allocates its own temporary, gemm.cl does not split k) */
 static cl_mem grown_buffer(bsofi *w, cl_mem *buf, size_t *have, size_t bytes)
 {
-    if (bytes > *have) {
-        if (*buf)
-            clReleaseMemObject(*buf);
-        cl_int err;
-        *buf = clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
-        *have = err == CL_SUCCESS ? bytes : 0;
-        if (err != CL_SUCCESS)
-            *buf = NULL;
-    }
-    return bytes > 0 && bytes <= *have ? *buf : NULL;
+    return bytes > 0 && bcl_grow_buffer(w->ctx, buf, have, bytes) == CL_SUCCESS ? *buf : NULL;
 }
 
 /* count products of one shape by gemm.cl, the operands' offsets strides apart, with its workspace

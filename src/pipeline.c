@@ -66,22 +66,27 @@ void bcl_pipeline_release(bcl_context *ctx)
     }
 }
 
+cl_int bcl_grow_buffer(bcl_context *ctx, cl_mem *buf, size_t *have, size_t bytes)
+{
+    if (*have >= bytes)
+        return CL_SUCCESS;
+    /* commands still using the old buffer keep it alive until they finish */
+    if (*buf)
+        clReleaseMemObject(*buf);
+    cl_int err;
+    *buf = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    *have = err == CL_SUCCESS ? bytes : 0;
+    if (err != CL_SUCCESS)
+        *buf = NULL;
+    return err;
+}
+
 bcl_status bcl_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out)
 {
-    if (bytes == 0)
-        bytes = 1;
-    if (ctx->scratch_bytes[idx] < bytes) {
-        /* commands still using the old buffer keep it alive until they finish */
-        if (ctx->scratch[idx])
-            clReleaseMemObject(ctx->scratch[idx]);
-        cl_int err;
-        ctx->scratch[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
-        ctx->scratch_bytes[idx] = err == CL_SUCCESS ? bytes : 0;
-        if (err != CL_SUCCESS) {
-            ctx->scratch[idx] = NULL;
-            return bcl_cl_fail(ctx, err, "allocating a device scratch buffer");
-        }
-    }
+    const cl_int err = bcl_grow_buffer(ctx, &ctx->scratch[idx], &ctx->scratch_bytes[idx],
+                                       bytes ? bytes : 1);
+    if (err != CL_SUCCESS)
+        return bcl_cl_fail(ctx, err, "allocating a device scratch buffer");
     *out = ctx->scratch[idx];
     return BCL_SUCCESS;
 }
@@ -91,17 +96,10 @@ bcl_status bcl_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out)
 static bcl_status slot_buffer(bcl_context *ctx, bcl_slot *s, int idx, size_t bytes, size_t pin_bytes,
                               int pinned)
 {
-    cl_int err;
-    if (bytes && s->dev_bytes[idx] < bytes) {
-        if (s->dev[idx])
-            clReleaseMemObject(s->dev[idx]);
-        s->dev[idx] = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, bytes, NULL, &err);
-        s->dev_bytes[idx] = err == CL_SUCCESS ? bytes : 0;
-        if (err != CL_SUCCESS) {
-            s->dev[idx] = NULL;
-            return bcl_cl_fail(ctx, err, "allocating a device chunk buffer");
-        }
-    }
+    cl_int err =
+        bytes ? bcl_grow_buffer(ctx, &s->dev[idx], &s->dev_bytes[idx], bytes) : CL_SUCCESS;
+    if (err != CL_SUCCESS)
+        return bcl_cl_fail(ctx, err, "allocating a device chunk buffer");
     if (pinned && s->pin_bytes[idx] < pin_bytes) {
         if (s->pin[idx]) {
             clEnqueueUnmapMemObject(ctx->queue[0], s->pin[idx], s->pin_ptr[idx], 0, NULL, NULL);
