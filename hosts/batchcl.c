@@ -1221,9 +1221,13 @@ static double bsofi_flops(double n, double p)
 /* seconds of one GEMM call in double or float (clBLAST when clblast, else gemm.cl, on the tensor
  * cores when tensor), median of reps after a first call that builds the kernels; 0 when the call
  * fails */
-static double gemm_seconds(bcl_context *ctx, int dbl, int clblast, int tensor, int ta, int tb,
-                           size_t m, size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps)
+/* seconds of one C := op(A) op(B) by clBLAST or by gemm.cl (its tensor-core build in double where
+ * the device has one, as the inversion runs it): the median of reps after a first call, 0 when it
+ * fails */
+static double gemm_seconds(bcl_context *ctx, int dbl, int clblast, int ta, int tb, size_t m,
+                           size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps)
 {
+    const int tensor = !clblast && dbl && bcl_gemm_tensor_device(ctx);
     /* gemm.cl's sums of the ranges of k, where the shape gives the device too few tiles */
     const size_t work_elems = clblast ? 0 : bcl_gemm_work_elements(ctx, m, n, k, 1);
     cl_command_queue q = bcl_cl_queue(ctx);
@@ -1263,13 +1267,17 @@ static double gemm_seconds(bcl_context *ctx, int dbl, int clblast, int tensor, i
     return ok ? hu_median(t + 1, reps) : 0;
 }
 
-/* an m x m x m GEMM of ones in double or float (clBLAST, else gemm.cl as the inversion runs it):
- * flop/s, 0 if unavailable */
-static double square_gemm_rate(bcl_context *ctx, size_t m, int dbl, int clblast)
+/* an m x m x m GEMM of ones in double or float: flop/s by clBLAST into *clblast_rate and, unless
+ * own_rate is NULL, by gemm.cl into *own_rate (0 where unavailable), on one set of buffers */
+static void square_gemm_rates(bcl_context *ctx, size_t m, int dbl, double *clblast_rate,
+                              double *own_rate)
 {
+    *clblast_rate = 0;
+    if (own_rate)
+        *own_rate = 0;
 #ifndef BATCHCL_BENCH_CLBLAST
-    if (clblast) /* not linked: nothing to time, nothing to allocate */
-        return 0;
+    if (!own_rate) /* clBLAST not linked: nothing to time, nothing to allocate */
+        return;
 #endif
     cl_context c = bcl_cl_context(ctx);
     cl_command_queue q = bcl_cl_queue(ctx);
@@ -1278,20 +1286,23 @@ static double square_gemm_rate(bcl_context *ctx, size_t m, int dbl, int clblast)
     cl_mem a = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * es, NULL, &e1);
     cl_mem b = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * es, NULL, &e2);
     cl_mem d = clCreateBuffer(c, CL_MEM_READ_WRITE, m * m * es, NULL, &e3);
-    double t = 0;
     if (!e1 && !e2 && !e3) {
-        const double one = 1.0;
+        const double one = 1.0, flops = 2.0 * (double)m * m * m;
         const float onef = 1.0f;
         const void *fill = dbl ? (const void *)&one : (const void *)&onef;
         clEnqueueFillBuffer(q, a, fill, es, 0, m * m * es, 0, NULL, NULL);
         clEnqueueFillBuffer(q, b, fill, es, 0, m * m * es, 0, NULL, NULL);
-        const int tensor = !clblast && dbl && bcl_gemm_tensor_device(ctx);
-        t = gemm_seconds(ctx, dbl, clblast, tensor, 0, 0, m, m, m, a, b, d, 3);
+#ifdef BATCHCL_BENCH_CLBLAST
+        const double tc = gemm_seconds(ctx, dbl, 1, 0, 0, m, m, m, a, b, d, 3);
+        *clblast_rate = tc > 0 ? flops / tc : 0;
+#endif
+        const double to = own_rate ? gemm_seconds(ctx, dbl, 0, 0, 0, m, m, m, a, b, d, 3) : 0;
+        if (own_rate)
+            *own_rate = to > 0 ? flops / to : 0;
     }
     if (a) clReleaseMemObject(a);
     if (b) clReleaseMemObject(b);
     if (d) clReleaseMemObject(d);
-    return t > 0 ? 2.0 * (double)m * m * m / t : 0;
 }
 
 /* LAPACK dgetrf + dgetri (sgetrf + sgetri unless dbl) of the assembled H with every host thread:
@@ -1317,6 +1328,21 @@ static double lu_inverse_seconds(int n, int p, const double *A, const double *B,
     return info == 0 ? t : 0;
 }
 
+/* bench_pcyclic_precision's host arrays of one row (Ap, Bp: A and B themselves in double) */
+static void free_arrays(int dbl, double *A, double *B, void *Ap, void *Bp, void *X, int *info,
+                        double *t)
+{
+    if (!dbl) {
+        free(Ap);
+        free(Bp);
+    }
+    free(A);
+    free(B);
+    free(X);
+    free(info);
+    free(t);
+}
+
 /* One precision's table (dbl: double, else float; A, B random in double, rounded to float first
  * for a float run, so that the residual's H is the one inverted). */
 static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
@@ -1328,10 +1354,13 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
     const char *lu_name = dbl ? "dgetrf+dgetri" : "sgetrf+sgetri";
     /* the yardstick: clBLAST's best square GEMM of two sizes (DESIGN.md's figure is n = 8192) */
     const size_t sizes[2] = {dev->is_gpu ? 4096 : 1024, dev->is_gpu ? 8192 : 2048};
-    double gemm = 0;
+    /* and gemm.cl's tensor-core rate at the larger size, where the inversion's products run it */
+    const int own = dbl && bcl_gemm_tensor_device(ctx);
+    double gemm = 0, own_rate = 0;
     size_t gemm_m = 0;
     for (int i = 0; i < 2; ++i) {
-        const double rate = square_gemm_rate(ctx, sizes[i], dbl, 1);
+        double rate;
+        square_gemm_rates(ctx, sizes[i], dbl, &rate, i == 1 && own ? &own_rate : NULL);
         if (rate > gemm) {
             gemm = rate;
             gemm_m = sizes[i];
@@ -1342,10 +1371,10 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
            bcl_pcyclic_has_clblast() ? "linked" : "NOT in this build");
     printf("# clBLAST %s on this device, best of %zu^3 and %zu^3: %.1f GFLOP/s (at %zu)\n",
            gemm_name, sizes[0], sizes[1], gemm * 1e-9, gemm_m);
-    if (dbl && bcl_gemm_tensor_device(ctx)) /* the inversion's own products run faster */
+    if (own) /* the inversion's own products run faster */
         printf("# the inversion's GEMMs run gemm.cl (fp64 tensor cores): %zu^3 at %.1f GFLOP/s; "
                "%%DGEMM stays against clBLAST's rate\n",
-               sizes[1], square_gemm_rate(ctx, sizes[1], 1, 0) * 1e-9);
+               sizes[1], own_rate * 1e-9);
     printf("# GFLOP/s = BSOFI's flops (paper, Table 1, row version) / wall time of the "
            "device-buffer call (host panels included), median of %d; LU = LAPACK %s of the "
            "assembled H on %d host threads, timed once per N\n",
@@ -1377,83 +1406,76 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
             double *t = malloc(sizeof *t * (size_t)(o->reps + 1));
             if (!A || !B || !Ap || !Bp || !X || !info || !t) {
                 printf("%-5d %-4d %-6zu %-6zu  skipped: out of host memory\n", n, p, N, batch);
+                free_arrays(dbl, A, B, Ap, Bp, X, info, t);
+                continue;
+            }
+            mg_rng r;
+            mg_seed(&r, 77 + (uint64_t)n);
+            for (size_t k = 0; k < batch; ++k)
+                mg_pcyclic(0, n, p, 0, &r, A + k * blocks, B + k * blocks);
+            for (size_t i = 0; !dbl && i < blocks * batch; ++i) {
+                ((float *)Ap)[i] = (float)A[i];
+                ((float *)Bp)[i] = (float)B[i];
+                A[i] = ((float *)Ap)[i];
+                B[i] = ((float *)Bp)[i];
+            }
+            bcl_params prm = {0};
+            prm.pcyclic_method = o->method;
+            bcl_set_params(ctx, &prm);
+            cl_int e1, e2, e3, e4;
+            cl_mem dA = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       blocks * batch * es, Ap, &e1);
+            cl_mem dB = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                       blocks * batch * es, Bp, &e2);
+            cl_mem dH = clCreateBuffer(c, CL_MEM_READ_WRITE, NN * batch * es, NULL, &e3);
+            cl_mem dI = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e4);
+            bcl_status st = e1 || e2 || e3 || e4 ? BCL_OUT_OF_MEMORY : BCL_SUCCESS;
+            for (int rep = 0; rep <= o->reps && st == BCL_SUCCESS; ++rep) { /* 0 warms up */
+                double t0 = hu_now();
+                st = dbl ? bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0,
+                                               NULL, NULL)
+                         : bcl_spcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0,
+                                               NULL, NULL);
+                clFinish(q);
+                t[rep] = hu_now() - t0;
+            }
+            if (st != BCL_SUCCESS) {
+                printf("%-5d %-4d %-6zu %-6zu  %s: %s\n", n, p, N, batch,
+                       bcl_status_string(st), bcl_last_error(ctx));
             } else {
-                mg_rng r;
-                mg_seed(&r, 77 + (uint64_t)n);
-                for (size_t k = 0; k < batch; ++k)
-                    mg_pcyclic(0, n, p, 0, &r, A + k * blocks, B + k * blocks);
-                for (size_t i = 0; !dbl && i < blocks * batch; ++i) {
-                    ((float *)Ap)[i] = (float)A[i];
-                    ((float *)Bp)[i] = (float)B[i];
-                    A[i] = ((float *)Ap)[i];
-                    B[i] = ((float *)Bp)[i];
+                const double sec = hu_median(t + 1, o->reps);
+                char plan[512];
+                snprintf(plan, sizeof plan, "%s", bcl_last_kernel(ctx));
+                clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * es, X, 0, NULL, NULL);
+                double res = 0;
+                for (size_t k = 0; k < batch; ++k) {
+                    double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks,
+                                                        dbl, (const char *)X + k * NN * es);
+                    res = rk > res || isnan(rk) ? rk : res;
                 }
-                bcl_params prm = {0};
-                prm.pcyclic_method = o->method;
-                bcl_set_params(ctx, &prm);
-                cl_int e1, e2, e3, e4;
-                cl_mem dA = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                           blocks * batch * es, Ap, &e1);
-                cl_mem dB = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                           blocks * batch * es, Bp, &e2);
-                cl_mem dH = clCreateBuffer(c, CL_MEM_READ_WRITE, NN * batch * es, NULL, &e3);
-                cl_mem dI = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e4);
-                bcl_status st = e1 || e2 || e3 || e4 ? BCL_OUT_OF_MEMORY : BCL_SUCCESS;
-                for (int rep = 0; rep <= o->reps && st == BCL_SUCCESS; ++rep) { /* 0 warms up */
-                    double t0 = hu_now();
-                    st = dbl ? bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0,
-                                                   NULL, NULL)
-                             : bcl_spcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0,
-                                                   NULL, NULL);
-                    clFinish(q);
-                    t[rep] = hu_now() - t0;
+                double t0 = hu_now();
+                bcl_status sh = dbl ? bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info)
+                                    : bcl_spcyclic_inv(ctx, n, p, batch, Ap, Bp, X, info);
+                const double host_s = hu_now() - t0;
+                /* dense LU's time depends on N only: timed once per N (at N = 10 000 it
+                 * is seconds on the host, most of a GPU run) */
+                if (o->lapack && N != lu_N) {
+                    lu_one = lu_inverse_seconds(n, p, A, B, dbl);
+                    lu_N = lu_one > 0 ? N : 0;
                 }
-                if (st != BCL_SUCCESS) {
-                    printf("%-5d %-4d %-6zu %-6zu  %s: %s\n", n, p, N, batch,
-                           bcl_status_string(st), bcl_last_error(ctx));
-                } else {
-                    const double sec = hu_median(t + 1, o->reps);
-                    char plan[512];
-                    snprintf(plan, sizeof plan, "%s", bcl_last_kernel(ctx));
-                    clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * es, X, 0, NULL, NULL);
-                    double res = 0;
-                    for (size_t k = 0; k < batch; ++k) {
-                        double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks,
-                                                            dbl, (const char *)X + k * NN * es);
-                        res = rk > res || isnan(rk) ? rk : res;
-                    }
-                    double t0 = hu_now();
-                    bcl_status sh = dbl ? bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info)
-                                        : bcl_spcyclic_inv(ctx, n, p, batch, Ap, Bp, X, info);
-                    const double host_s = hu_now() - t0;
-                    /* dense LU's time depends on N only: timed once per N (at N = 10 000 it
-                     * is seconds on the host, most of a GPU run) */
-                    if (o->lapack && N != lu_N) {
-                        lu_one = lu_inverse_seconds(n, p, A, B, dbl);
-                        lu_N = lu_one > 0 ? N : 0;
-                    }
-                    const double lu = o->lapack ? lu_one * (double)batch : 0;
-                    const double rate = bsofi_flops(n, p) * (double)batch / sec;
-                    printf("%-5d %-4d %-6zu %-6zu %10.3f %9.2f %7.1f %10.3f %10.3f %8.2f %9.3g"
-                           "  %s\n",
-                           n, p, N, batch, sec * 1e3, rate * 1e-9, gemm > 0 ? 100 * rate / gemm : 0,
-                           sh == BCL_SUCCESS ? host_s : -1.0, lu, lu > 0 ? lu / sec : 0, res, plan);
-                    fflush(stdout);
-                }
-                if (dA) clReleaseMemObject(dA);
-                if (dB) clReleaseMemObject(dB);
-                if (dH) clReleaseMemObject(dH);
-                if (dI) clReleaseMemObject(dI);
+                const double lu = o->lapack ? lu_one * (double)batch : 0;
+                const double rate = bsofi_flops(n, p) * (double)batch / sec;
+                printf("%-5d %-4d %-6zu %-6zu %10.3f %9.2f %7.1f %10.3f %10.3f %8.2f %9.3g"
+                       "  %s\n",
+                       n, p, N, batch, sec * 1e3, rate * 1e-9, gemm > 0 ? 100 * rate / gemm : 0,
+                       sh == BCL_SUCCESS ? host_s : -1.0, lu, lu > 0 ? lu / sec : 0, res, plan);
+                fflush(stdout);
             }
-            free(t);
-            if (!dbl) {
-                free(Ap);
-                free(Bp);
-            }
-            free(A);
-            free(B);
-            free(X);
-            free(info);
+            if (dA) clReleaseMemObject(dA);
+            if (dB) clReleaseMemObject(dB);
+            if (dH) clReleaseMemObject(dH);
+            if (dI) clReleaseMemObject(dI);
+            free_arrays(dbl, A, B, Ap, Bp, X, info, t);
         }
     }
 }
@@ -1524,8 +1546,8 @@ static int cmd_bench_gemm(options *o)
         } else {
             const int ta = shapes[i].ta, tb = shapes[i].tb;
             const double flops = 2.0 * (double)m * n * k;
-            const double tc = gemm_seconds(ctx, 1, 1, 0, ta, tb, m, n, k, a, b, c1, o->reps);
-            const double to = gemm_seconds(ctx, 1, 0, tensor, ta, tb, m, n, k, a, b, c2, o->reps);
+            const double tc = gemm_seconds(ctx, 1, 1, ta, tb, m, n, k, a, b, c1, o->reps);
+            const double to = gemm_seconds(ctx, 1, 0, ta, tb, m, n, k, a, b, c2, o->reps);
             double diff = -1;
             if (tc > 0 && to > 0) {
                 double *r1 = h + na + nb, *r2 = r1 + nc;
