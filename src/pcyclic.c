@@ -299,11 +299,6 @@ typedef struct {
     cl_mem dBad; /* first zero or NaN of R's diagonal (INT_MAX: none) */
     cl_mem dA, dB; /* host-pointer calls: the problem's blocks */
     cl_command_queue q;
-    /* method 3: the row version's first products (rows_head) on a second queue beside the last
-     * step's panel (0: on the main queue); while they are enqueued, w->q is that queue and
-     * on_side set, so that they share no temporary with the main queue */
-    cl_command_queue side_q;
-    int on_side;
     cl_mem dT; /* 2n-column temporary of the Q^T application */
     cl_mem dQ; /* the Q^(k), 2n x 2n each, then Q^(p) */
     cl_mem dS; /* n x n multipliers: column version W_j at j, row version Xt_i at p + i */
@@ -340,7 +335,7 @@ static bcl_status own_gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, s
                            size_t k, size_t count, double alpha, bcl_gemm_operand a,
                            bcl_gemm_operand b, double beta, bcl_gemm_operand c)
 {
-    const size_t elems = w->on_side ? 0 : bcl_gemm_work_elements(w->ctx, m, n, k, count);
+    const size_t elems = bcl_gemm_work_elements(w->ctx, m, n, k, count);
     cl_mem work = grown_buffer(w, &w->dGemmWork, &w->gemm_work_bytes, elems * w->es);
     const bcl_status s = bcl_gemm_enqueue(
         w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
@@ -368,7 +363,7 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
      * would allocate and free in every call: the workspace keeps one (without it, clBLAST
      * allocates its own) */
     size_t tmp_bytes = 0;
-    if (w->force_fail || w->on_side ||
+    if (w->force_fail ||
         (w->dbl ? CLBlastDGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
                                              ldb, offC, ldc, &w->q, &tmp_bytes)
                 : CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
@@ -671,20 +666,19 @@ static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose t
     return BCL_SUCCESS;
 }
 
-/* Row version (BSTRI_RV) for the block columns from jF on, in two parts. The head needs nothing
- * of the last step (k = p-1): X_ii = R_ii^-1 (jF <= i < p-1), the last block column's
- * Y_i = -X_ii R_i,p-1 (one batched GEMM) and the row multipliers Xt_i = -X_ii R_i,i+1 (one
- * batched GEMM). The tail: X_p-1,p-1, the Y_i times X_p-1,p-1 (one TRMM), then block rows
- * p-2 .. 0: X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF). */
-static bcl_status rows_head(bsofi *w, cl_mem H, size_t offH)
+/* Row version (BSTRI_RV) for the block columns from jF on: X_ii = R_ii^-1 (i >= jF); the last
+ * block column's Y_i = -X_ii R_i,p-1 (one batched GEMM) times X_p-1,p-1 (one TRMM); the row
+ * multipliers Xt_i = -X_ii R_i,i+1 (one batched GEMM); then block rows p-2 .. 0:
+ * X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF). */
+static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
 {
     const int n = w->n, p = w->p;
     const size_t nn = w->nn;
     bcl_status s = BCL_SUCCESS;
-    if (w->dev_panels) /* the diagonal blocks in one launch */
-        s = tri_inverse(w, w->jF, p - 1 - w->jF, H, offH);
+    if (w->dev_panels) /* all diagonal blocks in one launch */
+        s = tri_inverse(w, w->jF, p - w->jF, H, offH);
     else
-        for (int i = w->jF; i < p - 1 && s == BCL_SUCCESS; ++i)
+        for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i)
             s = invert_diagonal(w, i, H, offH);
     size_t *off = malloc(sizeof *off * 3 * (size_t)p);
     if (!off)
@@ -699,6 +693,9 @@ static bcl_status rows_head(bsofi *w, cl_mem H, size_t offH)
     if (s == BCL_SUCCESS)
         s = gemm_batched(w, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, (size_t)ny, -1.0, H,
                          oa, w->N, w->dR, ob, n, 0.0, H, oc, w->N);
+    if (s == BCL_SUCCESS && ny > 0)
+        s = trmm_right_upper(w, (size_t)ny * n, n, H, offH + block_at(w, p - 1, p - 1), w->N, H,
+                             offH + block_at(w, 0, p - 1), w->N);
     for (int i = 0; i < nt; ++i) {
         oa[i] = offH + block_at(w, i, i);
         ob[i] = w->r_s + (size_t)i * nn;
@@ -708,54 +705,12 @@ static bcl_status rows_head(bsofi *w, cl_mem H, size_t offH)
         s = gemm_batched(w, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, (size_t)nt, -1.0, H,
                          oa, w->N, w->dR, ob, n, 0.0, w->dS, oc, n);
     free(off);
-    return s;
-}
-
-static bcl_status rows_tail(bsofi *w, cl_mem H, size_t offH)
-{
-    const int n = w->n, p = w->p;
-    const size_t nn = w->nn;
-    bcl_status s = BCL_SUCCESS;
-    if (p - 1 >= w->jF)
-        s = w->dev_panels ? tri_inverse(w, p - 1, 1, H, offH) : invert_diagonal(w, p - 1, H, offH);
-    const int ny = p > 2 ? p - 2 : 0;
-    if (s == BCL_SUCCESS && ny > 0)
-        s = trmm_right_upper(w, (size_t)ny * n, n, H, offH + block_at(w, p - 1, p - 1), w->N, H,
-                             offH + block_at(w, 0, p - 1), w->N);
     for (int i = p - 2; i >= 0 && s == BCL_SUCCESS; --i) {
         const int c0 = i + 1 > w->jF ? i + 1 : w->jF;
         s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, n, (size_t)(p - c0) * n, n, 1.0, w->dS,
                  (size_t)(p + i) * nn, n, H, offH + block_at(w, i + 1, c0), w->N, 1.0, H,
                  offH + block_at(w, i, c0), w->N);
     }
-    return s;
-}
-
-/* The row head on the second queue after everything enqueued so far on the main one (all but
- * the last step), and *done: a marker the main queue waits for before the tail. On the H100 the
- * last step's panel chain leaves most of the GPU idle. */
-static bcl_status rows_head_beside(bsofi *w, cl_mem H, size_t offH, cl_event *done)
-{
-    cl_event factored = NULL;
-    cl_int err = clEnqueueMarkerWithWaitList(w->q, 0, NULL, &factored);
-    if (err == CL_SUCCESS)
-        err = clEnqueueBarrierWithWaitList(w->side_q, 1, &factored, NULL);
-    if (factored)
-        clReleaseEvent(factored);
-    if (err != CL_SUCCESS)
-        return bcl_cl_fail(w->ctx, err, "ordering the p-cyclic queues");
-    cl_command_queue main_q = w->q;
-    w->q = w->side_q;
-    w->on_side = 1;
-    bcl_status s = rows_head(w, H, offH);
-    w->q = main_q;
-    w->on_side = 0;
-    err = clEnqueueMarkerWithWaitList(w->side_q, 0, NULL, done);
-    /* both flushed: a wait across queues may otherwise wait for commands never submitted */
-    clFlush(w->side_q);
-    clFlush(w->q);
-    if (s == BCL_SUCCESS && err != CL_SUCCESS)
-        s = bcl_cl_fail(w->ctx, err, "ordering the p-cyclic queues");
     return s;
 }
 
@@ -1267,27 +1222,16 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
         if (s == BCL_SUCCESS && k < w->jF)
             s = invert_column(w, k, H, offH);
     }
-    cl_event head_done = NULL; /* the row head beside the last step, on the second queue */
-    if (s == BCL_SUCCESS && w->side_q && p > 1)
-        s = rows_head_beside(w, H, offH, &head_done);
     if (s == BCL_SUCCESS)
         s = dev_qr(w, n, n2, p - 1);
     if (s == BCL_SUCCESS)
         s = dev_form_q(w, n, w->dQ, (size_t)(p - 1) * 4 * nn, n);
-    if (head_done) {
-        err = clEnqueueBarrierWithWaitList(w->q, 1, &head_done, NULL);
-        clReleaseEvent(head_done);
-        if (s == BCL_SUCCESS && err != CL_SUCCESS)
-            s = bcl_cl_fail(w->ctx, err, "ordering the p-cyclic queues");
-    }
     const int phases = w->phase_s[3] >= 0; /* BATCHCL_PCYCLIC_PHASES: wait after each phase */
     double t1 = phases ? (clFinish(w->q), seconds_now()) : 0;
     if (phases)
         w->phase_s[0] += t1 - t0;
-    if (s == BCL_SUCCESS && !w->side_q)
-        s = rows_head(w, H, offH);
     if (s == BCL_SUCCESS)
-        s = rows_tail(w, H, offH);
+        s = invert_rows(w, H, offH);
     if (phases) {
         clFinish(w->q);
         w->phase_s[1] += seconds_now() - t1;
@@ -1359,9 +1303,7 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
             s = upload(w, w->Q, n, n, n, w->dQ, (size_t)(p - 1) * 4 * nn, n);
     }
     if (s == BCL_SUCCESS && !*info)
-        s = rows_head(w, H, offH);
-    if (s == BCL_SUCCESS && !*info)
-        s = rows_tail(w, H, offH);
+        s = invert_rows(w, H, offH);
     w->host_s += seconds_now() - t0;
     if (s == BCL_SUCCESS && !*info)
         s = apply_qt(w, H, offH);
@@ -1376,8 +1318,6 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
 
 static void bsofi_release(bsofi *w)
 {
-    if (w->side_q)
-        clFinish(w->side_q);
     if (w->q)
         clFinish(w->q);
     for (int i = 0; i < 2; ++i) {
@@ -1508,12 +1448,6 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     w->es = dbl ? sizeof(double) : sizeof(float);
     w->nn = (size_t)n * n;
     w->q = ctx->queue[0];
-    /* the second queue for the row head (method 3, p > 1); BATCHCL_PCYCLIC_SIDE=0 keeps it on
-     * the main queue (A/B, tests) */
-    const char *side_env = getenv("BATCHCL_PCYCLIC_SIDE");
-    w->side_q = dev_panels && p > 1 && ctx->nqueues > 1 && !(side_env && !strcmp(side_env, "0"))
-                    ? ctx->queue[1]
-                    : NULL;
     const char *fail = getenv("BATCHCL_CLBLAST_FAIL");
     w->force_fail = fail && atoi(fail) != 0;
     /* BATCHCL_CLBLAST_FAIL (tests) keeps the products on clBLAST, whose calls it fails */
@@ -1860,7 +1794,7 @@ static void plan_columns(bsofi *w)
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
              "kernels, %d work-items a panel, %s%s, %s; Q^(k) %s; GEMMs on the device); j_F = %d "
-             "of %d block columns inverted column-wise, the rest by rows%s",
+             "of %d block columns inverted column-wise, the rest by rows",
              w->nb, w->panel_wg,
              !w->panel_rows ? "in global memory"
              : w->panel_rpl ? (w->panel_shuffle ? "in registers by rows, warp shuffles"
@@ -1870,7 +1804,7 @@ static void plan_columns(bsofi *w)
              w->panel_rows && w->panel_x_local ? ", reflector read from local memory" : "",
              w->k_apply_rows ? "applied in one launch" : "applied in row ranges",
              w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)", w->jF,
-             w->p, w->side_q ? " (their first products on a second queue beside the last step)" : "");
+             w->p);
     append_gemm_note(w);
 }
 
