@@ -138,6 +138,9 @@ struct bcl_context {
     int gemm_no_tensor;     /* ... and gemm.cl's tensor-core build */
     /* gemm.cl's kernels by tile, precision, tensor-core build and kernel (gemm_tile, its sums) */
     bcl_kernel_entry *gemm_kernels[3][2][2][2];
+    /* the p-cyclic inversion's device workspace (src/pcyclic.c), kept between calls */
+    cl_mem pcyclic_ws[12];
+    size_t pcyclic_ws_bytes[12];
     /* clBLAST's direct GEMM parameters handed to clBLAST by this context, per precision: 0 not
      * yet, 1 from a tuning file, -1 clBLAST's own (none for this device, refused, or
      * BATCHCL_CLBLAST_TUNED=0); gemm_note says which and why */
@@ -314,6 +317,8 @@ size_t bcl_count_failures(const int *info, size_t batch, size_t *first);
 
 /* Release cached slot buffers etc. */
 void bcl_pipeline_release(bcl_context *ctx);
+/* Release the p-cyclic inversion's kept workspace (src/pcyclic.c). */
+void bcl_pcyclic_release(bcl_context *ctx);
 
 /* Scratch array `idx` of the device-buffer calls, at least `bytes` long, kept between calls. */
 bcl_status bcl_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out);

@@ -302,10 +302,6 @@ typedef struct {
     cl_mem dT; /* 2n-column temporary of the Q^T application */
     cl_mem dQ; /* the Q^(k), 2n x 2n each, then Q^(p) */
     cl_mem dS; /* n x n multipliers: column version W_j at j, row version Xt_i at p + i */
-    cl_mem dGemmTmp;       /* clBLAST's indirect GEMM's padded operands (NULL: none yet) */
-    size_t gemm_tmp_bytes; /* its size */
-    cl_mem dGemmWork;       /* gemm.cl's workspace (sums of k in ranges) */
-    size_t gemm_work_bytes; /* its size */
     cl_mem dR; /* device blocks, offsets below */
     size_t r_s, r_l, r_t, r_v, r_tm, r_w, r_a, r_u1, r_u, r_tv, r_eye;
     /* host panels */
@@ -320,11 +316,36 @@ typedef struct {
     cl_event arena_done[2];
 } bsofi;
 
-/* *buf grown to at least `bytes` (*have: its size); NULL when it cannot grow (the caller then
- * goes without: clBLAST allocates its own temporary, gemm.cl does not split k) */
-static cl_mem grown_buffer(bsofi *w, cl_mem *buf, size_t *have, size_t bytes)
+/* The workspace's device buffers (about 11 N n + 20 n^2 values), kept in the context between
+ * calls until bcl_destroy (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and
+ * releasing them in every call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. */
+enum {
+    WS_T, WS_Q, WS_S, WS_R, WS_P, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP, WS_GEMM_WORK,
+    WS_COUNT
+};
+_Static_assert(WS_COUNT == sizeof(((bcl_context *)0)->pcyclic_ws) / sizeof(cl_mem),
+               "the context's p-cyclic workspace slots");
+
+/* workspace buffer `idx` of at least `bytes` into *out (an error: its message) */
+static bcl_status ws_buffer(bsofi *w, int idx, size_t bytes, cl_mem *out)
 {
-    return bytes > 0 && bcl_grow_buffer(w->ctx, buf, have, bytes) == CL_SUCCESS ? *buf : NULL;
+    bcl_context *ctx = w->ctx;
+    const cl_int err =
+        bcl_grow_buffer(ctx, &ctx->pcyclic_ws[idx], &ctx->pcyclic_ws_bytes[idx], bytes ? bytes : 1);
+    *out = ctx->pcyclic_ws[idx];
+    return err == CL_SUCCESS ? BCL_SUCCESS
+                             : bcl_cl_fail(ctx, err, "allocating the p-cyclic workspace");
+}
+
+/* the GEMMs' workspace buffer `idx` grown to at least `bytes`; NULL when it cannot grow (the
+ * caller then goes without: clBLAST allocates its own temporary, gemm.cl does not split k) */
+static cl_mem grown_buffer(bsofi *w, int idx, size_t bytes)
+{
+    bcl_context *ctx = w->ctx;
+    return bytes > 0 && bcl_grow_buffer(ctx, &ctx->pcyclic_ws[idx], &ctx->pcyclic_ws_bytes[idx],
+                                        bytes) == CL_SUCCESS
+               ? ctx->pcyclic_ws[idx]
+               : NULL;
 }
 
 /* count products of one shape by gemm.cl, the operands' offsets strides apart, with its workspace
@@ -336,7 +357,7 @@ static bcl_status own_gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, s
                            bcl_gemm_operand b, double beta, bcl_gemm_operand c)
 {
     const size_t elems = bcl_gemm_work_elements(w->ctx, m, n, k, count);
-    cl_mem work = grown_buffer(w, &w->dGemmWork, &w->gemm_work_bytes, elems * w->es);
+    cl_mem work = grown_buffer(w, WS_GEMM_WORK, elems * w->es);
     const bcl_status s = bcl_gemm_enqueue(
         w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
         tb == CLBlastTransposeYes, m, n, k, count, alpha, a, b, beta, c, work, work ? elems : 0);
@@ -369,7 +390,7 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
                 : CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
                                              ldb, offC, ldc, &w->q, &tmp_bytes)) != CLBlastSuccess)
         tmp_bytes = 0;
-    cl_mem tmp = grown_buffer(w, &w->dGemmTmp, &w->gemm_tmp_bytes, tmp_bytes);
+    cl_mem tmp = grown_buffer(w, WS_GEMM_TMP, tmp_bytes);
     CLBlastStatusCode s =
         w->force_fail ? CLBlastUnknownError
         : w->dbl ? CLBlastDgemmWithTempBuffer(CLBlastLayoutColMajor, ta, tb, m, n, k, alpha, A, offA,
@@ -1325,11 +1346,13 @@ static void bsofi_release(bsofi *w)
             clReleaseEvent(w->arena_done[i]);
         free(w->arena[i]);
     }
-    cl_mem bufs[14] = {w->dT,   w->dQ,   w->dS,   w->dR, w->dP,       w->dV,       w->dTb,
-                       w->dWp,  w->dRkk, w->dBad, w->dA, w->dB, w->dGemmTmp, w->dGemmWork};
-    for (int i = 0; i < 14; ++i)
-        if (bufs[i])
-            clReleaseMemObject(bufs[i]);
+    if (w->dA)
+        clReleaseMemObject(w->dA);
+    if (w->dB)
+        clReleaseMemObject(w->dB);
+    const char *keep = getenv("BATCHCL_PCYCLIC_KEEP");
+    if (keep && !strcmp(keep, "0"))
+        bcl_pcyclic_release(w->ctx);
     free(w->Rd);
 }
 
@@ -1497,40 +1520,35 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     w->r_tv = w->r_u + nn;
     w->r_eye = w->r_tv + 2 * nn;
     const size_t r_total = w->r_eye + 4 * nn;
-    cl_int e[4];
-    w->dT = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, N * 2 * n * w->es, NULL, &e[0]);
-    w->dQ = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, P * 4 * nn * w->es, NULL, &e[1]);
-    w->dS = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * P * nn * w->es, NULL, &e[2]);
-    w->dR = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, r_total * w->es, NULL, &e[3]);
-    for (int i = 0; i < 4; ++i)
-        if (e[i] != CL_SUCCESS)
-            return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
-    if (dev_panels) { /* the panel, its reflectors, the blocks' T, R_kk, the info flag */
-        bcl_status s = dev_kernels(w);
-        if (s != BCL_SUCCESS)
-            return s;
+    bcl_status s = ws_buffer(w, WS_T, N * 2 * n * w->es, &w->dT);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_Q, P * 4 * nn * w->es, &w->dQ);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_S, 2 * P * nn * w->es, &w->dS);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_R, r_total * w->es, &w->dR);
+    if (s == BCL_SUCCESS && dev_panels) /* the panel, its reflectors, the blocks' T, R_kk, info */
+        s = dev_kernels(w);
+    if (s == BCL_SUCCESS && dev_panels) {
         const size_t blocks = (size_t)(n + w->nb - 1) / w->nb;
-        w->dP = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * nn * w->es, NULL, &e[0]);
-        w->dV = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, 2 * nn * w->es, NULL, &e[1]);
-        w->dTb = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, blocks * w->nb * w->nb * w->es, NULL,
-                                &e[2]);
-        w->dRkk = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, P * nn * w->es, NULL, &e[3]);
-        for (int i = 0; i < 4; ++i)
-            if (e[i] != CL_SUCCESS)
-                return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
-        w->dBad = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, &e[0]);
+        s = ws_buffer(w, WS_P, 2 * nn * w->es, &w->dP);
+        if (s == BCL_SUCCESS)
+            s = ws_buffer(w, WS_V, 2 * nn * w->es, &w->dV);
+        if (s == BCL_SUCCESS)
+            s = ws_buffer(w, WS_TB, blocks * w->nb * w->nb * w->es, &w->dTb);
+        if (s == BCL_SUCCESS)
+            s = ws_buffer(w, WS_RKK, P * nn * w->es, &w->dRkk);
+        if (s == BCL_SUCCESS)
+            s = ws_buffer(w, WS_BAD, sizeof(cl_int), &w->dBad);
         /* qr_apply's shares of W: ranges of the 2n rows x C's columns (at most 2n, padded to
          * whole work-groups) x nb (qr_apply_rows needs none) */
         const size_t ranges = (2 * (size_t)n + w->split_rows - 1) / w->split_rows,
                      cols = 2 * (size_t)n + (size_t)(QR_WG / w->nb);
-        e[1] = CL_SUCCESS;
-        if (!w->k_apply_rows)
-            w->dWp = clCreateBuffer(ctx->cl, CL_MEM_READ_WRITE, ranges * cols * w->nb * w->es,
-                                    NULL, &e[1]);
-        for (int i = 0; i < 2; ++i)
-            if (e[i] != CL_SUCCESS)
-                return bcl_cl_fail(ctx, e[i], "allocating the p-cyclic workspace");
+        if (s == BCL_SUCCESS && !w->k_apply_rows)
+            s = ws_buffer(w, WS_WP, ranges * cols * w->nb * w->es, &w->dWp);
     }
+    if (s != BCL_SUCCESS)
+        return s;
     /* zeros, and the identity the Q^(k) start from: formed on the device where the kernels are
      * built (the upload from pageable host memory, 32 MiB at n = 1024, made the setup of a call
      * take 11-15 ms on the H100; 0.3-0.5 ms now), else uploaded */
@@ -1977,6 +1995,16 @@ static bcl_status calibrate(bcl_context *ctx, const char *fn, int dbl, int n,
 }
 
 #endif /* BCL_HAVE_CLBLAST */
+
+void bcl_pcyclic_release(bcl_context *ctx)
+{
+    for (size_t i = 0; i < sizeof ctx->pcyclic_ws / sizeof ctx->pcyclic_ws[0]; ++i) {
+        if (ctx->pcyclic_ws[i])
+            clReleaseMemObject(ctx->pcyclic_ws[i]);
+        ctx->pcyclic_ws[i] = NULL;
+        ctx->pcyclic_ws_bytes[i] = 0;
+    }
+}
 
 bcl_status bcl_pcyclic_calibrate(bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out)
 {

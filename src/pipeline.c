@@ -64,6 +64,7 @@ void bcl_pipeline_release(bcl_context *ctx)
         ctx->scratch[i] = NULL;
         ctx->scratch_bytes[i] = 0;
     }
+    bcl_pcyclic_release(ctx);
 }
 
 cl_int bcl_grow_buffer(bcl_context *ctx, cl_mem *buf, size_t *have, size_t bytes)

@@ -579,7 +579,8 @@ static int clear_hooks(void **state)
                                         "BATCHCL_PCYCLIC_QFORM", "BATCHCL_PCYCLIC_X_LOCAL",
                                         "BATCHCL_PCYCLIC_GEMM", "BATCHCL_GEMM_TILE",
                                         "BATCHCL_GEMM_SPLITS", "BATCHCL_PCYCLIC_APPLY",
-                                        "BATCHCL_PCYCLIC_APPLY_CT", "BATCHCL_PCYCLIC_TRI_COLS"};
+                                        "BATCHCL_PCYCLIC_APPLY_CT", "BATCHCL_PCYCLIC_TRI_COLS",
+                                        "BATCHCL_PCYCLIC_KEEP"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
