@@ -1218,12 +1218,9 @@ static double bsofi_flops(double n, double p)
            2 * n * n * p * (3 * n * p - 2 * n + p);
 }
 
-/* seconds of one GEMM call in double or float (clBLAST when clblast, else gemm.cl, on the tensor
- * cores when tensor), median of reps after a first call that builds the kernels; 0 when the call
- * fails */
-/* seconds of one C := op(A) op(B) by clBLAST or by gemm.cl (its tensor-core build in double where
- * the device has one, as the inversion runs it): the median of reps after a first call, 0 when it
- * fails */
+/* seconds of one C := op(A) op(B) in double or float by clBLAST or by gemm.cl (its tensor-core
+ * build in double where the device has one, as the inversion runs it): the median of reps after a
+ * first call that builds the kernels, 0 when the call fails */
 static double gemm_seconds(bcl_context *ctx, int dbl, int clblast, int ta, int tb, size_t m,
                            size_t n, size_t k, cl_mem a, cl_mem b, cl_mem c, int reps)
 {

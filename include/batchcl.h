@@ -25,6 +25,7 @@
  * BATCHCL_TUNING_DIR (directories of tuning files searched first, see bcl_tuning_query),
  * BATCHCL_BUILD_OPTIONS (extra OpenCL build options for every kernel: experiments and tuning),
  * BATCHCL_PCYCLIC_CALIBRATE=1 (measure the p-cyclic performance model again),
+ * BATCHCL_PCYCLIC_KEEP=0 (release the p-cyclic workspace after every call, see bcl_dpcyclic_inv),
  * BATCHCL_CLBLAST_FAIL=1 (make every clBLAST call report a failure: tests of that path).
  */
 #ifndef BATCHCL_H
@@ -379,7 +380,9 @@ bcl_status bcl_dsytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, b
  *    device too (blocked Householder QR kernels in the device's precision); the host only
  *    enqueues, so a slow host is no longer the critical path. Needs clBLAST like method 1.
  * The float routine computes the panels in double on the host (method 1) and the products in
- * float.
+ * float. Methods 1 and 3 keep their device workspace (about 11 N n + 20 n^2 elements) in the
+ * context after the call for the next ones, until bcl_destroy (BATCHCL_PCYCLIC_KEEP=0: released
+ * after every call); a call that cannot allocate its own releases what earlier calls left first.
  */
 bcl_status bcl_spcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const float *A,
                             const float *B, float *Hinv, int *info);
@@ -420,7 +423,8 @@ typedef struct {
 /*
  * Measure them on this context's host and device for blocks of order n (precision dbl: 0 float,
  * 1 double): the fastest of three host panel steps, and the medians of five GEMMs of the shapes
- * j*n x n x n for j = 4 and 15 on the device (about 31 n^2 elements of device memory), whatever
+ * j*n x n x n for j = 4 and 15 on the device (about 31 n^2 elements of device memory, and the
+ * workspace of a p = 3 call, which the context keeps as a call's), whatever
  * p a later call has. batchcl-tune stores them with its pcyclic entries ("model"). A method 1
  * call takes the model for its precision and exactly its n from a tuning file for this device
  * tuned with the same driver and as many compute units, else from the kernel cache directory,

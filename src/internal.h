@@ -92,6 +92,7 @@ typedef struct bcl_tuning_file {
 } bcl_tuning_file;
 
 #define BCL_SCRATCH_ARRAYS 9
+#define BCL_PCYCLIC_WS_SLOTS 12 /* src/pcyclic.c's workspace buffers */
 
 struct bcl_context {
     cl_platform_id platform;
@@ -139,8 +140,8 @@ struct bcl_context {
     /* gemm.cl's kernels by tile, precision, tensor-core build and kernel (gemm_tile, its sums) */
     bcl_kernel_entry *gemm_kernels[3][2][2][2];
     /* the p-cyclic inversion's device workspace (src/pcyclic.c), kept between calls */
-    cl_mem pcyclic_ws[12];
-    size_t pcyclic_ws_bytes[12];
+    cl_mem pcyclic_ws[BCL_PCYCLIC_WS_SLOTS];
+    size_t pcyclic_ws_bytes[BCL_PCYCLIC_WS_SLOTS];
     /* clBLAST's direct GEMM parameters handed to clBLAST by this context, per precision: 0 not
      * yet, 1 from a tuning file, -1 clBLAST's own (none for this device, refused, or
      * BATCHCL_CLBLAST_TUNED=0); gemm_note says which and why */

@@ -318,13 +318,14 @@ typedef struct {
 
 /* The workspace's device buffers (about 11 N n + 20 n^2 values), kept in the context between
  * calls until bcl_destroy (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and
- * releasing them in every call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. */
+ * releasing them in every call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024.
+ * Reusing them is safe because a call's commands all run on the main queue and bsofi_release
+ * waits for them: work on another queue would need its own buffers or an event. */
 enum {
     WS_T, WS_Q, WS_S, WS_R, WS_P, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP, WS_GEMM_WORK,
     WS_COUNT
 };
-_Static_assert(WS_COUNT == sizeof(((bcl_context *)0)->pcyclic_ws) / sizeof(cl_mem),
-               "the context's p-cyclic workspace slots");
+_Static_assert(WS_COUNT == BCL_PCYCLIC_WS_SLOTS, "the context's p-cyclic workspace slots");
 
 /* workspace buffer `idx` of at least `bytes` into *out (an error: its message) */
 static bcl_status ws_buffer(bsofi *w, int idx, size_t bytes, cl_mem *out)
@@ -1455,6 +1456,40 @@ static void gemm_params_apply(bcl_context *ctx, int dbl)
                  "direct GEMM tuned for this device", v);
 }
 
+/* The call's device workspace, r_total values of dR (after dev_kernels, which sets the block
+ * width and the apply kernel) */
+static bcl_status alloc_workspace(bsofi *w, size_t r_total)
+{
+    const size_t n = (size_t)w->n, nn = w->nn, N = (size_t)w->N, P = (size_t)w->p;
+    bcl_status s = ws_buffer(w, WS_T, N * 2 * n * w->es, &w->dT);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_Q, P * 4 * nn * w->es, &w->dQ);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_S, 2 * P * nn * w->es, &w->dS);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_R, r_total * w->es, &w->dR);
+    if (s != BCL_SUCCESS || !w->dev_panels)
+        return s;
+    /* the panel, its reflectors, the blocks' T, R_kk, the info flag */
+    const size_t blocks = (n + (size_t)w->nb - 1) / (size_t)w->nb;
+    s = ws_buffer(w, WS_P, 2 * nn * w->es, &w->dP);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_V, 2 * nn * w->es, &w->dV);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_TB, blocks * w->nb * w->nb * w->es, &w->dTb);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_RKK, P * nn * w->es, &w->dRkk);
+    if (s == BCL_SUCCESS)
+        s = ws_buffer(w, WS_BAD, sizeof(cl_int), &w->dBad);
+    /* qr_apply's shares of W: ranges of the 2n rows x C's columns (at most 2n, padded to whole
+     * work-groups) x nb (qr_apply_rows needs none) */
+    const size_t ranges = (2 * n + w->split_rows - 1) / w->split_rows,
+                 cols = 2 * n + (size_t)(QR_WG / w->nb);
+    if (s == BCL_SUCCESS && !w->k_apply_rows)
+        s = ws_buffer(w, WS_WP, ranges * cols * w->nb * w->es, &w->dWp);
+    return s;
+}
+
 static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, int p,
                              int dev_panels, bsofi *w)
 {
@@ -1520,32 +1555,14 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     w->r_tv = w->r_u + nn;
     w->r_eye = w->r_tv + 2 * nn;
     const size_t r_total = w->r_eye + 4 * nn;
-    bcl_status s = ws_buffer(w, WS_T, N * 2 * n * w->es, &w->dT);
-    if (s == BCL_SUCCESS)
-        s = ws_buffer(w, WS_Q, P * 4 * nn * w->es, &w->dQ);
-    if (s == BCL_SUCCESS)
-        s = ws_buffer(w, WS_S, 2 * P * nn * w->es, &w->dS);
-    if (s == BCL_SUCCESS)
-        s = ws_buffer(w, WS_R, r_total * w->es, &w->dR);
-    if (s == BCL_SUCCESS && dev_panels) /* the panel, its reflectors, the blocks' T, R_kk, info */
-        s = dev_kernels(w);
-    if (s == BCL_SUCCESS && dev_panels) {
-        const size_t blocks = (size_t)(n + w->nb - 1) / w->nb;
-        s = ws_buffer(w, WS_P, 2 * nn * w->es, &w->dP);
-        if (s == BCL_SUCCESS)
-            s = ws_buffer(w, WS_V, 2 * nn * w->es, &w->dV);
-        if (s == BCL_SUCCESS)
-            s = ws_buffer(w, WS_TB, blocks * w->nb * w->nb * w->es, &w->dTb);
-        if (s == BCL_SUCCESS)
-            s = ws_buffer(w, WS_RKK, P * nn * w->es, &w->dRkk);
-        if (s == BCL_SUCCESS)
-            s = ws_buffer(w, WS_BAD, sizeof(cl_int), &w->dBad);
-        /* qr_apply's shares of W: ranges of the 2n rows x C's columns (at most 2n, padded to
-         * whole work-groups) x nb (qr_apply_rows needs none) */
-        const size_t ranges = (2 * (size_t)n + w->split_rows - 1) / w->split_rows,
-                     cols = 2 * (size_t)n + (size_t)(QR_WG / w->nb);
-        if (s == BCL_SUCCESS && !w->k_apply_rows)
-            s = ws_buffer(w, WS_WP, ranges * cols * w->nb * w->es, &w->dWp);
+    bcl_status s = dev_panels ? dev_kernels(w) : BCL_SUCCESS;
+    if (s != BCL_SUCCESS)
+        return s;
+    s = alloc_workspace(w, r_total);
+    if (s == BCL_OUT_OF_MEMORY || s == BCL_OPENCL_ERROR) { /* what earlier calls left held */
+        bcl_pcyclic_release(ctx);
+        bcl_clear_error(ctx);
+        s = alloc_workspace(w, r_total);
     }
     if (s != BCL_SUCCESS)
         return s;
@@ -1998,7 +2015,7 @@ static bcl_status calibrate(bcl_context *ctx, const char *fn, int dbl, int n,
 
 void bcl_pcyclic_release(bcl_context *ctx)
 {
-    for (size_t i = 0; i < sizeof ctx->pcyclic_ws / sizeof ctx->pcyclic_ws[0]; ++i) {
+    for (int i = 0; i < BCL_PCYCLIC_WS_SLOTS; ++i) {
         if (ctx->pcyclic_ws[i])
             clReleaseMemObject(ctx->pcyclic_ws[i]);
         ctx->pcyclic_ws[i] = NULL;

@@ -396,6 +396,31 @@ static void test_variants(void **state)
     bcl_destroy(ctx);
 }
 
+/* The device workspace kept in the context between calls: on one context a larger call, then
+ * smaller ones on its buffers (with what the larger one left in them), float after double, host
+ * panels after device panels, and the same with the workspace released after every call. */
+static void test_workspace_reuse(void **state)
+{
+    (void)state;
+    if (!bcl_pcyclic_has_clblast())
+        skip();
+    bcl_context *ctx = tu_context();
+    for (int keep = 1; keep >= 0; --keep) {
+        if (!keep)
+            setenv("BATCHCL_PCYCLIC_KEEP", "0", 1);
+        use_method(ctx, 3, 0);
+        check_batch(ctx, 1, 0, 0, 40, 5, 1, "workspace: larger");
+        check_batch(ctx, 1, 1, 0, 17, 3, 2, "workspace: smaller, after a larger call");
+        check_batch(ctx, 0, 0, 0, 20, 4, 1, "workspace: float after double");
+        use_method(ctx, 1, 0);
+        check_batch(ctx, 1, 0, 0, 12, 6, 1, "workspace: host panels after device panels");
+        use_method(ctx, 3, 0);
+        check_batch(ctx, 1, 2, GRID_COND, 17, 7, 1, "workspace: device panels again");
+    }
+    unsetenv("BATCHCL_PCYCLIC_KEEP");
+    bcl_destroy(ctx);
+}
+
 /* Singular and NaN problems mid-batch: LAPACK's index in info, zeros in their inverse, and the
  * neighbours bit for bit what a clean batch gives. */
 static void test_failure_isolation(void **state)
@@ -1047,7 +1072,8 @@ int main(int argc, char **argv)
                                      HOOKED_TEST(test_clblast_failure),
                                      HOOKED_TEST(test_model),
                                      HOOKED_TEST(test_device_buffers),
-                                     HOOKED_TEST(test_tuned_gemm)};
+                                     HOOKED_TEST(test_tuned_gemm),
+                                     HOOKED_TEST(test_workspace_reuse)};
     const struct CMUnitTest gemm[] = {HOOKED_TEST(test_gemm)};
     int failed = 0, all = !strcmp(group, "all");
     if (all || !strcmp(group, "api"))
