@@ -289,8 +289,10 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
  * 32), -DPANEL_WG (of the panel kernels, a multiple of QR_NB and at most 32 QR_NB), -DPANEL_ROWS
  * (qr_panel_reg: rows a lane holds), -DBCL_PTX_SHUFFLE (qr_panel_reg: warp sums by NVIDIA's
  * shuffles), -DPW_HOLD_X=0 (qr_panel_reg: x read from local memory at every size, for tests),
- * -DBCL_DOUBLE. Matrices are column-major with explicit leading dimensions; V is
- * stored explicitly (zeros above the diagonal, ones on it). */
+ * -DV_FROM_P (the register panels write no V: v_from_panel forms it after the panel's last
+ * block), -DBCL_DOUBLE. Matrices are column-major with explicit leading dimensions; V is stored
+ * explicitly (zeros above the diagonal, ones on it), and the applies read only its entries below
+ * the diagonal, so that they take the reflectors from the factored panel as well. */
 
 #define QR_RL (PANEL_WG / QR_NB) /* qr_panel: work-items sharing one column (its row lanes) */
 #define QR_CT (QR_WG / QR_NB) /* qr_apply: columns of C per work-group */
@@ -847,7 +849,9 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             const int r = j0 + lane + 32 * i, col = j0 + gc;
             if (r < m && gc < nbk) { /* V written here, off the steps' critical path */
                 P[(size_t)col * ldp + r] = a[c][i];
+#ifndef V_FROM_P
                 V[(size_t)col * ldv + r] = r > col ? a[c][i] : r == col ? 1 : 0;
+#endif
             }
         }
     }
@@ -1040,7 +1044,9 @@ void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk
             const int col = j0 + c;
             if (r < m && c < nbk) {
                 P[(size_t)col * ldp + r] = a[i][c];
+#ifndef V_FROM_P
                 V[(size_t)col * ldv + r] = r > col ? a[i][c] : r == col ? 1 : 0;
+#endif
             }
         }
     }
@@ -1088,7 +1094,9 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
     UNROLL                                                                                        \
     for (int e = 0; e < QR_V_EACH; ++e) {                                                         \
         const int idx = lid + e * QR_WG, rr = idx % QR_RCH, vv = idx / QR_RCH, r = (r0) + rr;     \
-        vnext[e] = r < (lim) && vv < nbk ? V[(size_t)vv * ldv + r] : 0;                           \
+        vnext[e] = r >= (lim) || vv >= nbk ? 0                                                    \
+                   : r > j0 + vv           ? V[(size_t)vv * ldv + r]                              \
+                   : r == j0 + vv;                                                                \
     }
 #define QR_STORE_V()                                                                              \
     UNROLL                                                                                        \
@@ -1210,7 +1218,9 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
         const int r_ = j0 + lid + QR_WG * (i);                                                    \
         UNROLL                                                                                    \
         for (int v_ = 0; v_ < QR_NB; ++v_)                                                        \
-            vr[v_] = r_ < m && v_ < nbk ? V[(size_t)v_ * ldv + r_] : 0;                           \
+            vr[v_] = r_ >= m || v_ >= nbk ? 0                                                     \
+                     : r_ > j0 + v_       ? V[(size_t)v_ * ldv + r_]                              \
+                     : r_ == j0 + v_;                                                             \
         UNROLL                                                                                    \
         for (int c_ = 0; c_ < APPLY_CT; ++c_)                                                     \
             cr[c_] = r_ < m && c0 + c_ < ncols ? C[(size_t)c_ * ldc + r_] : 0;                    \
@@ -1408,6 +1418,19 @@ void t_diag_blocks(__global const real *S, ulong offS, __global const real *Tb, 
 }
 
 /* Q = I (m x m, leading dimension ld) */
+/* V (m x n, leading dimension ldv) from the factored panel P: its entries below the diagonal, ones
+ * on it, zeros above (the register panels, built with -DV_FROM_P, leave V to this one launch, and
+ * the applies during the factorization read the reflectors from P) */
+__kernel void v_from_panel(__global const real *P, ulong offP, int ldp, __global real *V, int ldv,
+                           int m, int n)
+{
+    const int e = (int)get_global_id(0);
+    if (e < m * n) {
+        const int r = e % m, c = e / m;
+        V[(size_t)c * ldv + r] = r > c ? P[offP + (size_t)c * ldp + r] : r == c;
+    }
+}
+
 __kernel void set_identity(__global real *Q, ulong off, int ld, int m)
 {
     const int e = (int)get_global_id(0);

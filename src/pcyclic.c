@@ -279,6 +279,7 @@ typedef struct {
     double phase_s[4]; /* method 3 with BATCHCL_PCYCLIC_PHASES=1: BSOF (with the column version),
                         * the row version, the Q^T application; [3] < 0: not measured */
     bcl_kernel_entry *k_panel, *k_apply, *k_take_r, *k_tri, *k_eye, *k_finish, *k_tdiag;
+    bcl_kernel_entry *k_vcopy; /* v_from_panel (the register panels' builds), or NULL */
     bcl_kernel_entry *k_apply_rows; /* qr_apply in one launch, or NULL (qr_apply's ranges) */
     int apply_rpl, apply_ct;        /* its rows a work-item, columns a work-group */
     int tri_cols; /* tri_inverse: columns a work-group */
@@ -863,6 +864,11 @@ static bcl_status dev_kernels(bsofi *w)
                 ct * w->nb <= 64)
                 w->apply_ct = ct;
         }
+        /* the register panels write no V (v_from_panel forms it after the panel's last block,
+         * and the applies read the reflectors from the panel); BATCHCL_PCYCLIC_V_FROM_P=0 makes
+         * them write it (A/B, tests) */
+        const char *vp_env = getenv("BATCHCL_PCYCLIC_V_FROM_P");
+        const int v_from_p = !(vp_env && !strcmp(vp_env, "0"));
         const char *x_env = getenv("BATCHCL_PCYCLIC_X_LOCAL");
         const int x_forced = x_env && !strcmp(x_env, "1") && w->panel_rows < 64 && !by_rows;
         w->panel_x_local = !by_rows && (w->panel_rows >= 64 || x_forced); /* PW_HOLD_X */
@@ -881,9 +887,9 @@ static bcl_status dev_kernels(bsofi *w)
         for (;;) {
             /* the kernel's layout: rows a work-item (qr_panel_rows) or a lane (qr_panel_reg) */
             snprintf(opt, sizeof opt,
-                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s", w->nb,
-                     QR_WG, QR_TB, w->panel_wg, by_rows ? "RPL" : "ROWS",
-                     by_rows ? w->panel_rpl : w->panel_rows,
+                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s%s",
+                     w->nb, QR_WG, QR_TB, w->panel_wg, by_rows ? "RPL" : "ROWS",
+                     by_rows ? w->panel_rpl : w->panel_rows, v_from_p ? " -DV_FROM_P" : "",
                      w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
                      extra_opt, w->dbl ? " -DBCL_DOUBLE" : "");
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt,
@@ -943,6 +949,15 @@ static bcl_status dev_kernels(bsofi *w)
                             "%s: the device panels (pcyclic_method 3) need %zu work-items per group "
                             "in %s; the device allows %zu",
                             w->fn, need[i], names[i], (*out[i])->max_work_group);
+    /* the register panels leave V to v_from_panel: their V stores, from the one compute unit of
+     * the panel's work-group, made a panel launch 19.3 us against 17.3 at n = 1024 on the H100
+     * (24.6 against 25.6 at n = 512) */
+    w->k_vcopy = NULL;
+    if (w->panel_rows && strstr(opt, "-DV_FROM_P")) {
+        bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "v_from_panel", &w->k_vcopy);
+        if (s != BCL_SUCCESS)
+            return s;
+    }
     w->k_apply_rows = NULL;
     if (w->apply_rpl) {
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_apply_rows", &w->k_apply_rows);
@@ -970,19 +985,20 @@ static size_t round_up(size_t x, size_t to)
 }
 
 /* C(j0:m, 0:ncols) := (I - V T' V^T) C(j0:m, 0:ncols) with the reflectors of the block at j0
- * (T' = T^T when trans: the factorization; T: building Q) */
-static bcl_status apply_block(bsofi *w, int m, int j0, int trans, cl_mem C, size_t offC, int ldc,
-                              int ncols)
+ * (T' = T^T when trans: the factorization; T: building Q), read below the diagonal of V (w->dV,
+ * or the factored panel itself) */
+static bcl_status apply_block(bsofi *w, cl_mem V, int ldv, int m, int j0, int trans, cl_mem C,
+                              size_t offC, int ldc, int ncols)
 {
     /* the arguments qr_apply_rows and qr_apply share */
     cl_kernel k = w->k_apply_rows ? w->k_apply_rows->kernel : w->k_apply->kernel;
     const cl_int cm = m, cj0 = j0, nbk = w->n - j0 < w->nb ? w->n - j0 : w->nb, tr = trans,
-                 cld = ldc, cn = ncols;
+                 cld = ldc, cn = ncols, cldv = ldv;
     const cl_ulong zero = 0, offT = (cl_ulong)(j0 / w->nb) * w->nb * w->nb, oc = offC;
     cl_int err = CL_SUCCESS;
-    SET_ARG(k, 0, w->dV);
+    SET_ARG(k, 0, V);
     SET_ARG(k, 1, zero);
-    SET_ARG(k, 2, cm);
+    SET_ARG(k, 2, cldv);
     SET_ARG(k, 3, w->dTb);
     SET_ARG(k, 4, offT);
     SET_ARG(k, 5, cm);
@@ -1027,8 +1043,12 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
     const int n = w->n;
     /* the panel kernels write V from each block's first row down; S = V^T V (dev_form_t) needs
      * the zeros above */
-    bcl_status s = w->q_gemm ? clear_buffer(w, w->dV, 0, (size_t)m * n, "clearing the reflectors")
-                             : BCL_SUCCESS;
+    bcl_status s = w->q_gemm && !w->k_vcopy
+                       ? clear_buffer(w, w->dV, 0, (size_t)m * n, "clearing the reflectors")
+                       : BCL_SUCCESS;
+    /* the reflectors the applies read: from the panel where the panel kernel writes no V */
+    cl_mem Vsrc = w->k_vcopy ? w->dP : w->dV;
+    const int ldv = w->k_vcopy ? ldp : m;
     for (int j0 = 0; j0 < n && s == BCL_SUCCESS; j0 += w->nb) {
         cl_kernel kp = w->k_panel->kernel;
         const cl_int cm = m, cj0 = j0, nbk = n - j0 < w->nb ? n - j0 : w->nb, cld = ldp;
@@ -1047,7 +1067,23 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
         SET_ARG(kp, 10, offT);
         s = run_kernel(w, w->k_panel, err, w->panel_wg, w->panel_wg, "launching qr_panel");
         if (s == BCL_SUCCESS && j0 + nbk < n)
-            s = apply_block(w, m, j0, 1, w->dP, (size_t)(j0 + nbk) * ldp, ldp, n - j0 - nbk);
+            s = apply_block(w, Vsrc, ldv, m, j0, 1, w->dP, (size_t)(j0 + nbk) * ldp, ldp,
+                            n - j0 - nbk);
+    }
+    if (s == BCL_SUCCESS && w->k_vcopy) { /* V for the GEMMs forming Q^(k), zeros above */
+        cl_kernel kv = w->k_vcopy->kernel;
+        const cl_int cm = m, cn = n, cld = ldp;
+        const cl_ulong zero = 0;
+        cl_int err = CL_SUCCESS;
+        SET_ARG(kv, 0, w->dP);
+        SET_ARG(kv, 1, zero);
+        SET_ARG(kv, 2, cld);
+        SET_ARG(kv, 3, w->dV);
+        SET_ARG(kv, 4, cm);
+        SET_ARG(kv, 5, cm);
+        SET_ARG(kv, 6, cn);
+        s = run_kernel(w, w->k_vcopy, err, round_up((size_t)m * n, 256), 0,
+                       "launching v_from_panel");
     }
     if (s != BCL_SUCCESS)
         return s;
@@ -1140,7 +1176,7 @@ static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
         return s;
     }
     for (int j0 = (w->n - 1) / w->nb * w->nb; j0 >= 0 && s == BCL_SUCCESS; j0 -= w->nb)
-        s = apply_block(w, m, j0, 0, Q, offQ + (size_t)j0 * ldq, ldq, m - j0);
+        s = apply_block(w, w->dV, m, m, j0, 0, Q, offQ + (size_t)j0 * ldq, ldq, m - j0);
     return s;
 }
 

@@ -125,6 +125,47 @@ static void check_batch(bcl_context *ctx, int dbl, int kind, double cond, int n,
     check_scaled(ctx, dbl, kind, cond, n, p, batch, 1, 1, what);
 }
 
+/* The same inverses, bit for bit, with the environment switch `name` at "0" and at "1" (two
+ * paths through the same arithmetic), the "1" run's plan naming `plan`; a batch of two, and the
+ * first within LAPACK's bound. */
+static void check_same_bits(bcl_context *ctx, const char *name, const char *plan, int dbl, int n,
+                            int p, const char *what)
+{
+    const size_t blocks = (size_t)p * n * n, NN = blocks * p, es = dbl ? 8 : 4;
+    double *A = malloc(sizeof *A * 2 * blocks), *B = malloc(sizeof *B * 2 * blocks);
+    make_blocks(1, 0, n, p, 2, 77u * n + p, A, B);
+    void *Ac = convert(A, 2 * blocks, dbl), *Bc = convert(B, 2 * blocks, dbl);
+    for (size_t i = 0; i < 2 * blocks; ++i) { /* the blocks the library sees */
+        A[i] = oracle_get(Ac, dbl, i);
+        B[i] = oracle_get(Bc, dbl, i);
+    }
+    void *X[2] = {tu_alloc(2 * NN, dbl), tu_alloc(2 * NN, dbl)};
+    int info[2][2] = {{-1, -1}, {-1, -1}};
+    for (int on = 0; on < 2; ++on) {
+        setenv(name, on ? "1" : "0", 1);
+        TU_STATUS(ctx, BCL_SUCCESS, invert(ctx, dbl, n, p, 2, Ac, Bc, X[on], info[on]));
+    }
+    unsetenv(name);
+    if (!strstr(bcl_last_kernel(ctx), plan))
+        fail_msg("%s: expected \"%s\" in: %s", what, plan, bcl_last_kernel(ctx));
+    for (int k = 0; k < 2; ++k) {
+        assert_int_equal(info[0][k], 0);
+        assert_int_equal(info[1][k], 0);
+    }
+    if (memcmp(X[0], X[1], 2 * NN * es) != 0)
+        fail_msg("%s n=%d p=%d: %s=1 changed the inverses' bits", what, n, p, name);
+    /* and LAPACK's bound, for the "1" run's first problem */
+    const double res = oracle_pcyclic_residual(n, p, A, B, dbl, X[1]);
+    if (!(res < RES_LIMIT))
+        fail_msg("%s n=%d p=%d: residual %.3g (limit %g)", what, n, p, res, RES_LIMIT);
+    free(A);
+    free(B);
+    free(Ac);
+    free(Bc);
+    free(X[0]);
+    free(X[1]);
+}
+
 /* ---- the grids ---- */
 
 /* method 1 (host panels) or 3 (device panels: n = 100 crosses three of its 32-column blocks) */
@@ -375,6 +416,23 @@ static void test_variants(void **state)
         unsetenv("BATCHCL_PCYCLIC_PANEL");
         assert_non_null(strstr(bcl_last_kernel(ctx), "in global memory"));
         check_splits(ctx, 3, "device panels j_F");
+        /* the reflectors read from the factored panel by the applies and V formed once after it
+         * (v_from_panel, the register panels' default) against V written by the panel kernel:
+         * the same bits, by columns and by rows, with Q^(k) by GEMMs (which read V) and from the
+         * block reflectors (which apply it) */
+        setenv("BATCHCL_PCYCLIC_QFORM", "gemm", 1);
+        check_same_bits(ctx, "BATCHCL_PCYCLIC_V_FROM_P", "in registers, ", 1, 40, 3,
+                        "V from the panel");
+        setenv("BATCHCL_PCYCLIC_QFORM", "apply", 1);
+        setenv("BATCHCL_PCYCLIC_PANEL", "rows", 1);
+        setenv("BATCHCL_PCYCLIC_APPLY", "rows", 1);
+        setenv("BATCHCL_PCYCLIC_NB", "8", 1);
+        check_same_bits(ctx, "BATCHCL_PCYCLIC_V_FROM_P", "in registers by rows", 1, 70, 3,
+                        "V from the panel, by rows");
+        unsetenv("BATCHCL_PCYCLIC_NB");
+        unsetenv("BATCHCL_PCYCLIC_APPLY");
+        unsetenv("BATCHCL_PCYCLIC_PANEL");
+        unsetenv("BATCHCL_PCYCLIC_QFORM");
         /* the products by gemm.cl (the default in double on NVIDIA sm_80 or later, there on the
          * tensor cores; elsewhere its portable build, forced): device panels with Q^(k) and T
          * by GEMMs and the row version's strided batches, and host panels */
@@ -605,7 +663,7 @@ static int clear_hooks(void **state)
                                         "BATCHCL_PCYCLIC_GEMM", "BATCHCL_GEMM_TILE",
                                         "BATCHCL_GEMM_SPLITS", "BATCHCL_PCYCLIC_APPLY",
                                         "BATCHCL_PCYCLIC_APPLY_CT", "BATCHCL_PCYCLIC_TRI_COLS",
-                                        "BATCHCL_PCYCLIC_KEEP"};
+                                        "BATCHCL_PCYCLIC_KEEP", "BATCHCL_PCYCLIC_V_FROM_P"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
