@@ -847,7 +847,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
         UNROLL
         for (int i = 0; i < PANEL_ROWS; ++i) {
             const int r = j0 + lane + 32 * i, col = j0 + gc;
-            if (r < m && gc < nbk) { /* V written here, off the steps' critical path */
+            if (r < m && gc < nbk) { /* P (and V) written here, off the steps' critical path */
                 P[(size_t)col * ldp + r] = a[c][i];
 #ifndef V_FROM_P
                 V[(size_t)col * ldv + r] = r > col ? a[c][i] : r == col ? 1 : 0;
@@ -1417,7 +1417,6 @@ void t_diag_blocks(__global const real *S, ulong offS, __global const real *Tb, 
             T[(size_t)(o + j) * n + o + i] = tl[j * QR_TB + i];
 }
 
-/* Q = I (m x m, leading dimension ld) */
 /* V (m x n, leading dimension ldv) from the factored panel P: its entries below the diagonal, ones
  * on it, zeros above (the register panels, built with -DV_FROM_P, leave V to this one launch, and
  * the applies during the factorization read the reflectors from P) */
@@ -1431,6 +1430,7 @@ __kernel void v_from_panel(__global const real *P, ulong offP, int ldp, __global
     }
 }
 
+/* Q = I (m x m, leading dimension ld) */
 __kernel void set_identity(__global real *Q, ulong off, int ld, int m)
 {
     const int e = (int)get_global_id(0);

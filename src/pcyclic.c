@@ -951,7 +951,8 @@ static bcl_status dev_kernels(bsofi *w)
                             w->fn, need[i], names[i], (*out[i])->max_work_group);
     /* the register panels leave V to v_from_panel: their V stores, from the one compute unit of
      * the panel's work-group, made a panel launch 19.3 us against 17.3 at n = 1024 on the H100
-     * (24.6 against 25.6 at n = 512) */
+     * (25.6 against 24.6 at n = 512). The host decides by its own option string: -DV_FROM_P
+     * added through BATCHCL_BUILD_OPTIONS would leave V unwritten behind its back. */
     w->k_vcopy = NULL;
     if (w->panel_rows && strstr(opt, "-DV_FROM_P")) {
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "v_from_panel", &w->k_vcopy);
@@ -1070,7 +1071,7 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
             s = apply_block(w, Vsrc, ldv, m, j0, 1, w->dP, (size_t)(j0 + nbk) * ldp, ldp,
                             n - j0 - nbk);
     }
-    if (s == BCL_SUCCESS && w->k_vcopy) { /* V for the GEMMs forming Q^(k), zeros above */
+    if (s == BCL_SUCCESS && w->k_vcopy) { /* V for forming Q^(k) (GEMMs or qr_apply) */
         cl_kernel kv = w->k_vcopy->kernel;
         const cl_int cm = m, cn = n, cld = ldp;
         const cl_ulong zero = 0;
@@ -1504,6 +1505,9 @@ static bcl_status alloc_workspace(bsofi *w, size_t r_total)
         s = ws_buffer(w, WS_S, 2 * P * nn * w->es, &w->dS);
     if (s == BCL_SUCCESS)
         s = ws_buffer(w, WS_R, r_total * w->es, &w->dR);
+    /* zeros (also the first use, where a device that allocates lazily fails) */
+    if (s == BCL_SUCCESS)
+        s = clear_buffer(w, w->dR, 0, r_total, "preparing the p-cyclic workspace");
     if (s != BCL_SUCCESS || !w->dev_panels)
         return s;
     /* the panel, its reflectors, the blocks' T, R_kk, the info flag */
@@ -1602,12 +1606,11 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     }
     if (s != BCL_SUCCESS)
         return s;
-    /* zeros, and the identity the Q^(k) start from: formed on the device where the kernels are
-     * built (the upload from pageable host memory, 32 MiB at n = 1024, made the setup of a call
-     * take 11-15 ms on the H100; 0.3-0.5 ms now), else uploaded */
-    bcl_status cleared = clear_buffer(w, w->dR, 0, r_total, "preparing the p-cyclic workspace");
-    if (cleared != BCL_SUCCESS || dev_panels)
-        return cleared == BCL_SUCCESS ? dev_identity(w, w->dR, w->r_eye, 2 * n, 2 * n) : cleared;
+    /* the identity the Q^(k) start from (dR was cleared above): formed on the device where the
+     * kernels are built (the upload from pageable host memory, 32 MiB at n = 1024, made the setup
+     * of a call take 11-15 ms on the H100; 0.3-0.5 ms now), else uploaded */
+    if (dev_panels)
+        return dev_identity(w, w->dR, w->r_eye, 2 * n, 2 * n);
     unsigned char *eye = calloc(4 * nn, w->es);
     if (!eye)
         return bcl_fail(ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", fn);
@@ -1864,7 +1867,7 @@ static void plan_columns(bsofi *w)
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
-             "kernels, %d work-items a panel, %s%s, %s; Q^(k) %s; GEMMs on the device); j_F = %d "
+             "kernels, %d work-items a panel, %s%s, %s%s; Q^(k) %s; GEMMs on the device); j_F = %d "
              "of %d block columns inverted column-wise, the rest by rows",
              w->nb, w->panel_wg,
              !w->panel_rows ? "in global memory"
@@ -1874,6 +1877,7 @@ static void plan_columns(bsofi *w)
                                 : "in registers, warp sums in local memory",
              w->panel_rows && w->panel_x_local ? ", reflector read from local memory" : "",
              w->k_apply_rows ? "applied in one launch" : "applied in row ranges",
+             w->k_vcopy ? ", V from the panel" : "",
              w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)", w->jF,
              w->p);
     append_gemm_note(w);
