@@ -327,6 +327,8 @@ bcl_status bcl_scratch(bcl_context *ctx, int idx, size_t bytes, cl_mem *out);
  * *buf NULL and *have 0 (no message: the caller decides whether that is an error). A buffer
  * released while commands still use it lives until they finish. */
 cl_int bcl_grow_buffer(bcl_context *ctx, cl_mem *buf, size_t *have, size_t bytes);
+/* count kept buffers (bcl_grow_buffer's) released, their sizes zeroed */
+void bcl_release_buffers(cl_mem *bufs, size_t *bytes, int count);
 
 /* BCL_NOT_IMPLEMENTED for a double-precision call on a device without fp64, naming the device. */
 bcl_status bcl_no_fp64(const bcl_context *ctx, const char *fn);

@@ -832,6 +832,7 @@ static bcl_status dev_kernels(bsofi *w)
                     : w->n <= 256                                     ? 64
                                                                       : APPLY_SPLIT_ROWS;
     char opt[200];
+    int v_from_p = 0; /* the register panels built with -DV_FROM_P */
     const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;
     if (w->panel_rows) {
         /* NVIDIA: warp sums by the lanes' shuffles (inline PTX); without it, or when the build
@@ -868,7 +869,7 @@ static bcl_status dev_kernels(bsofi *w)
          * and the applies read the reflectors from the panel); BATCHCL_PCYCLIC_V_FROM_P=0 makes
          * them write it (A/B, tests) */
         const char *vp_env = getenv("BATCHCL_PCYCLIC_V_FROM_P");
-        const int v_from_p = !(vp_env && !strcmp(vp_env, "0"));
+        v_from_p = !(vp_env && !strcmp(vp_env, "0"));
         const char *x_env = getenv("BATCHCL_PCYCLIC_X_LOCAL");
         const int x_forced = x_env && !strcmp(x_env, "1") && w->panel_rows < 64 && !by_rows;
         w->panel_x_local = !by_rows && (w->panel_rows >= 64 || x_forced); /* PW_HOLD_X */
@@ -954,7 +955,7 @@ static bcl_status dev_kernels(bsofi *w)
      * (25.6 against 24.6 at n = 512). The host decides by its own option string: -DV_FROM_P
      * added through BATCHCL_BUILD_OPTIONS would leave V unwritten behind its back. */
     w->k_vcopy = NULL;
-    if (w->panel_rows && strstr(opt, "-DV_FROM_P")) {
+    if (w->panel_rows && v_from_p) { /* panel_rows: the register panels' build stood */
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "v_from_panel", &w->k_vcopy);
         if (s != BCL_SUCCESS)
             return s;
@@ -2055,12 +2056,7 @@ static bcl_status calibrate(bcl_context *ctx, const char *fn, int dbl, int n,
 
 void bcl_pcyclic_release(bcl_context *ctx)
 {
-    for (int i = 0; i < BCL_PCYCLIC_WS_SLOTS; ++i) {
-        if (ctx->pcyclic_ws[i])
-            clReleaseMemObject(ctx->pcyclic_ws[i]);
-        ctx->pcyclic_ws[i] = NULL;
-        ctx->pcyclic_ws_bytes[i] = 0;
-    }
+    bcl_release_buffers(ctx->pcyclic_ws, ctx->pcyclic_ws_bytes, BCL_PCYCLIC_WS_SLOTS);
 }
 
 bcl_status bcl_pcyclic_calibrate(bcl_context *ctx, int dbl, int n, bcl_pcyclic_model *out)

@@ -58,13 +58,18 @@ void bcl_pipeline_release(bcl_context *ctx)
 {
     for (int q = 0; q < BCL_MAX_QUEUES; ++q)
         release_slot(ctx, &ctx->slot[q]);
-    for (int i = 0; i < BCL_SCRATCH_ARRAYS; ++i) {
-        if (ctx->scratch[i])
-            clReleaseMemObject(ctx->scratch[i]);
-        ctx->scratch[i] = NULL;
-        ctx->scratch_bytes[i] = 0;
-    }
+    bcl_release_buffers(ctx->scratch, ctx->scratch_bytes, BCL_SCRATCH_ARRAYS);
     bcl_pcyclic_release(ctx);
+}
+
+void bcl_release_buffers(cl_mem *bufs, size_t *bytes, int count)
+{
+    for (int i = 0; i < count; ++i) {
+        if (bufs[i])
+            clReleaseMemObject(bufs[i]);
+        bufs[i] = NULL;
+        bytes[i] = 0;
+    }
 }
 
 cl_int bcl_grow_buffer(bcl_context *ctx, cl_mem *buf, size_t *have, size_t bytes)
