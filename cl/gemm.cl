@@ -2,19 +2,21 @@
  * where clBLAST has no path to the hardware's matrix units (NVIDIA's fp64 tensor cores).
  *
  * One work-group computes a GEMM_BM x GEMM_BN tile of C: GEMM_WARPS_M x GEMM_WARPS_N groups of 32
- * work-items ("warps"), each a 32 x 32 sub-tile, as 4 x 4 tiles of 8 x 8 (the shape of one
- * mma.m8n8k4). op(A) and op(B) pass through local memory in slices of GEMM_BK along k, stored
- * k-major (a slice row holds consecutive m, or n), the next slice's global reads issued before the
- * current one is used. Work-item (g, t) = (lane / 4, lane % 4) of a warp holds C(g, 2t) and
- * C(g, 2t + 1) of each 8 x 8 tile, the fragment layout of mma.m8n8k4.row.col.f64.
+ * work-items ("warps"), each a 32 x 32 sub-tile, as tiles of the shape of one tensor-core product:
+ * GEMM_MMA_K = 4, 8 or 16 takes mma.m16n8kK (2 x 4 tiles of 16 x 8, four entries of C a
+ * work-item: rows g and g + 8, columns 2t and 2t + 1, for lane = 4g + t), GEMM_MMA_K = 0 the older
+ * mma.m8n8k4 (4 x 4 tiles of 8 x 8, two entries: row g, columns 2t and 2t + 1). op(A) and op(B)
+ * pass through local memory in slices of GEMM_BK along k, stored k-major (a slice row holds
+ * consecutive m, or n), the next slice's global reads issued before the current one is used.
  *
- * Build options: -DBCL_PTX_DMMA (NVIDIA sm_80 or later, double only): the 8 x 8 x 4 products on the
- * tensor cores through inline PTX, the lanes exchanging nothing else; without it each work-item
- * forms its two entries from local memory with fmas (any device; the same tiling, loads, edges
- * and stores, so the CPU tests check everything but the instruction itself).
- * -DGEMM_WARPS_M, -DGEMM_WARPS_N: the tile, 32 x 32 per warp; -DGEMM_BK: the slices' depth. Any
- * m, n, k >= 1: the slices past the matrices' edges read zeros and the stores are guarded; beta = 0
- * never reads C.
+ * Build options: -DBCL_PTX_DMMA (NVIDIA, double only): the products on the tensor cores through
+ * inline PTX, the lanes exchanging nothing else (m8n8k4 needs sm_80, m16n8kK sm_90, where the
+ * H100 runs it at twice the rate: 66 against 33 TFLOP/s in a loop of independent products);
+ * without it each work-item forms its entries from local memory with fmas (any device; the same
+ * tiling, fragment layout, loads, edges and stores, so the CPU tests check everything but the
+ * instruction itself). -DGEMM_WARPS_M, -DGEMM_WARPS_N: the tile, 32 x 32 per warp; -DGEMM_BK: the
+ * slices' depth (a multiple of 16). Any m, n, k >= 1: the slices past the matrices' edges read
+ * zeros and the stores are guarded; beta = 0 never reads C.
  * Batches of one shape with constant strides between the products' offsets run as dimension 2 of
  * the range. Products with too few tiles for the device split k into `splits` ranges of k_split
  * (group id 2 = product * splits + range): each range's work-groups write their raw sums into
@@ -50,12 +52,54 @@
 #define GEMM_UNROLL
 #endif
 
+#ifndef GEMM_MMA_K
+#define GEMM_MMA_K 8
+#endif
+#if GEMM_MMA_K == 0 /* m8n8k4: 4 x 4 tiles of 8 x 8 a warp */
+#define GEMM_TM 8
+#define GEMM_KSTEP 4
+#else /* m16n8kK: 2 x 4 tiles of 16 x 8 */
+#define GEMM_TM 16
+#define GEMM_KSTEP GEMM_MMA_K
+#endif
+#define GEMM_MT (32 / GEMM_TM)          /* tiles of a warp along m */
+#define GEMM_PER (GEMM_TM * 8 / 32)     /* entries of C a work-item holds in one tile */
+#define GEMM_AV (GEMM_TM * GEMM_KSTEP / 32) /* entries of op(A) a work-item holds in one tile */
+#define GEMM_BV (GEMM_KSTEP / 4)        /* ... and of op(B) */
+/* where a work-item's entries lie in a tile (lane = 4 g + t): C's entry h, A's v and B's v */
+#define ACC_ROW(h) (g + 8 * ((h) / 2))
+#define ACC_COL(h) (2 * t + (h) % 2)
+#define A_ROW(v) (g + 8 * ((v) % 2))
+#define A_K(v) (GEMM_TM == 8 ? t : t + 4 * ((v) / 2))
+#define B_K(v) (t + 4 * (v))
+
 #if defined(BCL_PTX_DMMA) && defined(BCL_DOUBLE)
-/* d += a b over one 8 x 8 x 4 product of the warp (each lane one entry of a and b, two of d) */
-#define GEMM_MMA(d0, d1, a, b)                                                                 \
+/* d += a b over one tile of the warp */
+#if GEMM_MMA_K == 0
+#define GEMM_MMA(d, a, b)                                                                      \
     asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};" \
-                 : "+d"(d0), "+d"(d1)                                                          \
-                 : "d"(a), "d"(b))
+                 : "+d"(d[0]), "+d"(d[1])                                                      \
+                 : "d"(a[0]), "d"(b[0]))
+#elif GEMM_MMA_K == 4
+#define GEMM_MMA(d, a, b)                                                                      \
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, "  \
+                 "{%6}, {%0,%1,%2,%3};"                                                        \
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])                              \
+                 : "d"(a[0]), "d"(a[1]), "d"(b[0]))
+#elif GEMM_MMA_K == 8
+#define GEMM_MMA(d, a, b)                                                                      \
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "           \
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"                                      \
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])                              \
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]))
+#else
+#define GEMM_MMA(d, a, b)                                                                      \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "          \
+                 "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};"              \
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])                              \
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]),           \
+                   "d"(a[6]), "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]))
+#endif
 #endif
 
 /* one slice of op(X) into registers: the block of X (as stored) of R rows from (r0, c0), element
@@ -93,12 +137,14 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
     C += offC + prod * strideC;
     partial += get_group_id(2) * (ulong)m * (ulong)n; /* this product's range's sums */
 
-    real acc[4][4][2];
+    real acc[GEMM_MT][4][GEMM_PER];
     GEMM_UNROLL
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < GEMM_MT; ++i)
         GEMM_UNROLL
         for (int j = 0; j < 4; ++j)
-            acc[i][j][0] = acc[i][j][1] = 0;
+            GEMM_UNROLL
+            for (int h = 0; h < GEMM_PER; ++h)
+                acc[i][j][h] = 0;
 
     /* op(A)(r, c) is A(r, c) or A(c, r): stored rows are op(A)'s rows (m) or its columns (k) */
     real ra[GEMM_A_PER], rb[GEMM_B_PER];
@@ -146,42 +192,41 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
             LOAD_A(s + 1);
             LOAD_B(s + 1);
         }
-        __local const real *Aw = As + wm * 32 + g, *Bw = Bs + wn * 32;
+        __local const real *Aw = As + wm * 32, *Bw = Bs + wn * 32;
         GEMM_UNROLL
-        for (int kk = 0; kk < GEMM_BK; kk += 4) {
+        for (int kk = 0; kk < GEMM_BK; kk += GEMM_KSTEP) {
 #ifdef GEMM_MMA
-            real af[4], bf[4];
+            /* the fragments: A's at rows g (+ 8) and k = t (+ 4), B's at k = t (+ 4 ...) and
+             * column g (the slices' padding keeps a half-warp's reads on distinct banks) */
+            real af[GEMM_MT][GEMM_AV], bf[4][GEMM_BV];
             GEMM_UNROLL
-            for (int i = 0; i < 4; ++i)
-                af[i] = Aw[(kk + t) * GEMM_LDA + i * 8];
+            for (int i = 0; i < GEMM_MT; ++i)
+                GEMM_UNROLL
+                for (int v = 0; v < GEMM_AV; ++v)
+                    af[i][v] = Aw[(kk + A_K(v)) * GEMM_LDA + i * GEMM_TM + A_ROW(v)];
             GEMM_UNROLL
             for (int j = 0; j < 4; ++j)
-                bf[j] = Bw[(kk + t) * GEMM_LDB + j * 8 + g];
+                GEMM_UNROLL
+                for (int v = 0; v < GEMM_BV; ++v)
+                    bf[j][v] = Bw[(kk + B_K(v)) * GEMM_LDB + j * 8 + g];
             GEMM_UNROLL
-            for (int i = 0; i < 4; ++i)
+            for (int i = 0; i < GEMM_MT; ++i)
                 GEMM_UNROLL
                 for (int j = 0; j < 4; ++j)
-                    GEMM_MMA(acc[i][j][0], acc[i][j][1], af[i], bf[j]);
+                    GEMM_MMA(acc[i][j], af[i], bf[j]);
 #else
+            /* the same entries by fmas, k in order */
             GEMM_UNROLL
-            for (int q = 0; q < 4; ++q) {
-                real af[4], bf[4][2];
+            for (int q = 0; q < GEMM_KSTEP; ++q)
                 GEMM_UNROLL
-                for (int i = 0; i < 4; ++i)
-                    af[i] = Aw[(kk + q) * GEMM_LDA + i * 8];
-                GEMM_UNROLL
-                for (int j = 0; j < 4; ++j) {
-                    bf[j][0] = Bw[(kk + q) * GEMM_LDB + j * 8 + 2 * t];
-                    bf[j][1] = Bw[(kk + q) * GEMM_LDB + j * 8 + 2 * t + 1];
-                }
-                GEMM_UNROLL
-                for (int i = 0; i < 4; ++i)
+                for (int i = 0; i < GEMM_MT; ++i)
                     GEMM_UNROLL
-                    for (int j = 0; j < 4; ++j) {
-                        acc[i][j][0] = fma(af[i], bf[j][0], acc[i][j][0]);
-                        acc[i][j][1] = fma(af[i], bf[j][1], acc[i][j][1]);
-                    }
-            }
+                    for (int j = 0; j < 4; ++j)
+                        GEMM_UNROLL
+                        for (int h = 0; h < GEMM_PER; ++h)
+                            acc[i][j][h] =
+                                fma(Aw[(kk + q) * GEMM_LDA + i * GEMM_TM + ACC_ROW(h)],
+                                    Bw[(kk + q) * GEMM_LDB + j * 8 + ACC_COL(h)], acc[i][j][h]);
 #endif
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* every warp is done with the slice */
@@ -191,13 +236,13 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
     }
 
     GEMM_UNROLL
-    for (int i = 0; i < 4; ++i) {
-        const int r = m0 + wm * 32 + i * 8 + g;
+    for (int i = 0; i < GEMM_MT; ++i)
         GEMM_UNROLL
         for (int j = 0; j < 4; ++j)
             GEMM_UNROLL
-            for (int h = 0; h < 2; ++h) {
-                const int c = n0 + wn * 32 + j * 8 + 2 * t + h;
+            for (int h = 0; h < GEMM_PER; ++h) {
+                const int r = m0 + wm * 32 + i * GEMM_TM + ACC_ROW(h);
+                const int c = n0 + wn * 32 + j * 8 + ACC_COL(h);
                 if (r < m && c < n) {
                     if (splits > 1) {
                         partial[(ulong)c * (ulong)m + (ulong)r] = acc[i][j][h];
@@ -208,7 +253,6 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
                     }
                 }
             }
-    }
 }
 
 /* C := alpha (the ranges' sums, added in order) + beta C: one work-item an entry, group id 1 =

@@ -1,6 +1,6 @@
 /* The library's own GEMM (cl/gemm.cl): the tile chosen from the shape, the build from the device.
  * clBLAST has no path to NVIDIA's fp64 tensor cores (it ran 12.7 TFLOP/s at 8192^3 on the H100,
- * whose tensor cores are rated at 67); gemm.cl's mma.m8n8k4 build serves the p-cyclic inversion's
+ * whose tensor cores are rated at 67); gemm.cl's tensor-core build serves the p-cyclic inversion's
  * double products there. */
 #include "internal.h"
 
@@ -14,6 +14,35 @@ int bcl_gemm_tensor_device(const bcl_context *ctx)
     unsigned cc = 0; /* "sm_90", "sm_100": the whole number (one digit read sm_100 as 1) */
     return strstr(ctx->dev.vendor, "NVIDIA") != NULL && ctx->dev.has_fp64 &&
            sscanf(ctx->dev.architecture, "sm_%u", &cc) == 1 && cc >= 80 && !ctx->gemm_no_tensor;
+}
+
+/* sm_90 runs mma.m16n8kK at twice the rate of sm_80's mma.m8n8k4 (H100, a loop of independent
+ * products: 66 against 33 TFLOP/s); the 8 x 8 product stays for sm_80-89, where the others do not
+ * exist */
+int bcl_gemm_mma_k(bcl_context *ctx)
+{
+    if (!ctx->gemm_mma_k) {
+        static const struct {
+            const char *name;
+            int k;
+        } forced[] = {{"m8n8k4", 0}, {"m16n8k4", 4}, {"m16n8k8", 8}, {"m16n8k16", 16}};
+        const char *env = getenv("BATCHCL_GEMM_MMA");
+        unsigned cc = 0;
+        int k = strstr(ctx->dev.vendor, "NVIDIA") != NULL &&
+                        sscanf(ctx->dev.architecture, "sm_%u", &cc) == 1 && cc >= 80 && cc < 90
+                    ? 0
+                    : 8;
+        for (size_t i = 0; env && i < sizeof forced / sizeof forced[0]; ++i)
+            if (!strcmp(env, forced[i].name))
+                k = forced[i].k;
+        ctx->gemm_mma_k = k + 1;
+    }
+    return ctx->gemm_mma_k - 1;
+}
+
+const char *bcl_gemm_mma_name(int k)
+{
+    return k == 0 ? "mma.m8n8k4" : k == 4 ? "mma.m16n8k4" : k == 8 ? "mma.m16n8k8" : "mma.m16n8k16";
 }
 
 /* work-group tiles (warps along m x along n, 32 x 32 of C each), largest first: the largest that
@@ -88,10 +117,11 @@ static bcl_status gemm_kernel(bcl_context *ctx, int tile, int dbl, int tensor, i
 {
     bcl_kernel_entry **slot = &ctx->gemm_kernels[tile][dbl != 0][tensor != 0][sums != 0];
     if (!*slot) {
-        char opt[128];
-        snprintf(opt, sizeof opt, "-DGEMM_WARPS_M=%d -DGEMM_WARPS_N=%d -DGEMM_BK=%d%s%s",
-                 tiles[tile][0], tiles[tile][1], GEMM_SLICE, dbl ? " -DBCL_DOUBLE" : "",
-                 tensor ? " -DBCL_PTX_DMMA" : "");
+        char opt[160];
+        snprintf(opt, sizeof opt,
+                 "-DGEMM_WARPS_M=%d -DGEMM_WARPS_N=%d -DGEMM_BK=%d -DGEMM_MMA_K=%d%s%s",
+                 tiles[tile][0], tiles[tile][1], GEMM_SLICE, bcl_gemm_mma_k(ctx),
+                 dbl ? " -DBCL_DOUBLE" : "", tensor ? " -DBCL_PTX_DMMA" : "");
         bcl_kernel_entry *ke = NULL;
         const bcl_status s =
             bcl_get_kernel(ctx, "gemm.cl", opt, sums ? "gemm_sum_splits" : "gemm_tile", &ke);

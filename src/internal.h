@@ -137,6 +137,7 @@ struct bcl_context {
     int pcyclic_models; /* cleared when the tuning files are read again */
     int pcyclic_no_shuffle; /* the device's compiler refused the panel kernel's inline PTX */
     int gemm_no_tensor;     /* ... and gemm.cl's tensor-core build */
+    int gemm_mma_k;         /* gemm.cl's product shape (bcl_gemm_mma_k), 0 until chosen, else K + 1 */
     /* gemm.cl's kernels by tile, precision, tensor-core build and kernel (gemm_tile, its sums) */
     bcl_kernel_entry *gemm_kernels[3][2][2][2];
     /* the p-cyclic inversion's device workspace (src/pcyclic.c), kept between calls */
@@ -181,6 +182,13 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 /* Whether gemm.cl's tensor-core build can serve this device in double precision: NVIDIA, sm_80 or
  * later (mma.m8n8k4.f64), and its compiler has not refused the build before. */
 int bcl_gemm_tensor_device(const bcl_context *ctx);
+/* The shape of the tensor-core product gemm.cl's builds take (and whose fragment layout the
+ * portable build follows): K of mma.m16n8kK (4, 8 or 16; NVIDIA sm_90 or later, and any other
+ * device), 0 for mma.m8n8k4 (sm_80-89); BATCHCL_GEMM_MMA=m8n8k4|m16n8k4|m16n8k8|m16n8k16 forces
+ * one; chosen once a context. */
+int bcl_gemm_mma_k(bcl_context *ctx);
+/* its name, e.g. "mma.m16n8k8" */
+const char *bcl_gemm_mma_name(int k);
 
 /* C_i := alpha op(A_i) op(B_i) + beta C_i for i < count, column-major, op(X) = X^T where tX; the
  * i-th product's operands start strideX elements after the (i-1)-th's (one shape, one launch).

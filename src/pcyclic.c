@@ -1843,8 +1843,9 @@ static void append_gemm_note(bsofi *w)
     const size_t len = strlen(w->ctx->last_kernel);
     if (w->own_gemm)
         snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
-                 "; GEMMs by gemm.cl (%s; TRMM by clBLAST)",
-                 w->gemm_tensor ? "fp64 tensor cores, mma.m8n8k4" : "portable build, fmas");
+                 "; GEMMs by gemm.cl (%s, %s; TRMM by clBLAST)",
+                 w->gemm_tensor ? "fp64 tensor cores" : "portable build, fmas",
+                 bcl_gemm_mma_name(bcl_gemm_mma_k(w->ctx)));
     else
         snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
                  "; clBLAST GEMM: %s", w->ctx->gemm_note[w->dbl]);

@@ -1102,6 +1102,28 @@ static void test_gemm(void **state)
             fail_msg("expected k split in ranges for m=%d n=%d k=%d", x[0], x[1], x[2]);
     }
     unsetenv("BATCHCL_GEMM_SPLITS");
+    /* the other product shapes (BATCHCL_GEMM_MMA, read once a context): their fragment layouts in
+     * the portable build, and on the tensor cores where the device has the instruction (m8n8k4 on
+     * sm_80 or later, m16n8kK on sm_90 or later) */
+    static const char *const other_mma[] = {"m8n8k4", "m16n8k4", "m16n8k16"};
+    for (size_t o = 0; o < sizeof other_mma / sizeof other_mma[0]; ++o) {
+        setenv("BATCHCL_GEMM_MMA", other_mma[o], 1);
+        bcl_context *c2 = tu_context();
+        char want[32];
+        snprintf(want, sizeof want, "mma.%s", other_mma[o]);
+        assert_string_equal(bcl_gemm_mma_name(bcl_gemm_mma_k(c2)), want);
+        for (int sh = 2; sh < 4; ++sh)
+            for (int t = 0; t < 4; ++t) {
+                const int *x = shapes[sh];
+                check_gemm(c2, 1, 0, t & 1, t >> 1, x[0], x[1], x[2], x[3], 0.5, 0.25, ++seed);
+                unsigned cc = 0;
+                if (bcl_gemm_tensor_device(c2) &&
+                    sscanf(c2->dev.architecture, "sm_%u", &cc) == 1 && (o == 0 || cc >= 90))
+                    check_gemm(c2, 1, 1, t & 1, t >> 1, x[0], x[1], x[2], x[3], 0.5, 0.25, ++seed);
+            }
+        bcl_destroy(c2);
+    }
+    unsetenv("BATCHCL_GEMM_MMA");
     /* bad arguments: a leading dimension below the rows, the tensor build in float */
     cl_int err;
     cl_mem buf = clCreateBuffer(bcl_cl_context(ctx), CL_MEM_READ_WRITE, 4096, NULL, &err);
