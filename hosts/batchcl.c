@@ -1513,8 +1513,9 @@ static int cmd_bench_gemm(options *o)
         {256, 256, 256, 1, 0, "step, n = 256"},      {1024, 1024, 1024, 1, 0, "step, n = 1024"},
         {256, 256, 512, 1, 0, "V^T V, n = 256"},     {1024, 1024, 2048, 1, 0, "V^T V, n = 1024"}};
     const size_t count = sizeof shapes / sizeof shapes[0];
-    printf("# bench gemm (double) on %s, driver %s; gemm.cl: %s\n", dev.name, dev.driver_version,
-           tensor ? "fp64 tensor cores (mma.m8n8k4)" : "portable build (fmas)");
+    printf("# bench gemm (double) on %s, driver %s; gemm.cl: %s %s%s\n", dev.name,
+           dev.driver_version, tensor ? "fp64 tensor cores," : "portable build, fmas in",
+           bcl_gemm_mma_name(bcl_gemm_mma_k(ctx)), tensor ? "" : "'s layout");
     printf("# median of %d calls after a first one; diff = max |C_clblast - C_gemm.cl| / "
            "(k eps max|a| max|b|)\n", o->reps);
     printf("%-16s %6s %6s %6s %2s %2s %11s %9s %11s %9s %7s %8s\n", "shape", "m", "n", "k", "tA",

@@ -180,7 +180,8 @@ uint64_t bcl_hash(const void *data, size_t len, uint64_t seed);
 /* ---- the library's own GEMM (cl/gemm.cl, src/gemm.c) ---- */
 
 /* Whether gemm.cl's tensor-core build can serve this device in double precision: NVIDIA, sm_80 or
- * later (mma.m8n8k4.f64), and its compiler has not refused the build before. */
+ * later (mma.m8n8k4.f64; mma.m16n8kK.f64 from sm_90), and its compiler has not refused the build
+ * before. */
 int bcl_gemm_tensor_device(const bcl_context *ctx);
 /* The shape of the tensor-core product gemm.cl's builds take (and whose fragment layout the
  * portable build follows): K of mma.m16n8kK (4, 8 or 16; NVIDIA sm_90 or later, and any other
