@@ -1053,6 +1053,14 @@ void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk
 }
 #endif /* PANEL_RPL */
 
+/* Entry (r, j0 + v) of a block's reflectors, as the applies read them: V's entry below the
+ * diagonal, 1 on it, 0 above, and 0 past the rows (lim) or the block's nbk columns. Only the part
+ * below the diagonal is read, so V may be the factored panel itself (-DV_FROM_P). */
+static real reflector_at(__global const real *V, int ldv, int r, int v, int j0, int nbk, int lim)
+{
+    return r >= lim || v >= nbk ? 0 : r > j0 + v ? V[(size_t)v * ldv + r] : (real)(r == j0 + v);
+}
+
 /* C(j0:m, 0:ncols) := (I - V T' V^T) C(j0:m, 0:ncols) with V = V(:, j0:j0+nbk) and T' = T^T
  * (trans: applying Q^T, the factorization's update) or T (building Q from the identity). Each
  * work-group takes QR_CT columns of C: W = V^T C over chunks of QR_RCH rows staged in local
@@ -1094,9 +1102,7 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
     UNROLL                                                                                        \
     for (int e = 0; e < QR_V_EACH; ++e) {                                                         \
         const int idx = lid + e * QR_WG, rr = idx % QR_RCH, vv = idx / QR_RCH, r = (r0) + rr;     \
-        vnext[e] = r >= (lim) || vv >= nbk ? 0                                                    \
-                   : r > j0 + vv           ? V[(size_t)vv * ldv + r]                              \
-                   : r == j0 + vv;                                                                \
+        vnext[e] = reflector_at(V, ldv, r, vv, j0, nbk, lim);                                     \
     }
 #define QR_STORE_V()                                                                              \
     UNROLL                                                                                        \
@@ -1218,9 +1224,7 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
         const int r_ = j0 + lid + QR_WG * (i);                                                    \
         UNROLL                                                                                    \
         for (int v_ = 0; v_ < QR_NB; ++v_)                                                        \
-            vr[v_] = r_ >= m || v_ >= nbk ? 0                                                     \
-                     : r_ > j0 + v_       ? V[(size_t)v_ * ldv + r_]                              \
-                     : r_ == j0 + v_;                                                             \
+            vr[v_] = reflector_at(V, ldv, r_, v_, j0, nbk, m);                                    \
         UNROLL                                                                                    \
         for (int c_ = 0; c_ < APPLY_CT; ++c_)                                                     \
             cr[c_] = r_ < m && c0 + c_ < ncols ? C[(size_t)c_ * ldc + r_] : 0;                    \

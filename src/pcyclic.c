@@ -328,26 +328,27 @@ enum {
 };
 _Static_assert(WS_COUNT == BCL_PCYCLIC_WS_SLOTS, "the context's p-cyclic workspace slots");
 
+/* workspace slot `idx` grown to at least `bytes` (the context keeps it) */
+static cl_int ws_grow(bsofi *w, int idx, size_t bytes)
+{
+    bcl_context *ctx = w->ctx;
+    return bcl_grow_buffer(ctx, &ctx->pcyclic_ws[idx], &ctx->pcyclic_ws_bytes[idx], bytes);
+}
+
 /* workspace buffer `idx` of at least `bytes` into *out (an error: its message) */
 static bcl_status ws_buffer(bsofi *w, int idx, size_t bytes, cl_mem *out)
 {
-    bcl_context *ctx = w->ctx;
-    const cl_int err =
-        bcl_grow_buffer(ctx, &ctx->pcyclic_ws[idx], &ctx->pcyclic_ws_bytes[idx], bytes ? bytes : 1);
-    *out = ctx->pcyclic_ws[idx];
+    const cl_int err = ws_grow(w, idx, bytes ? bytes : 1);
+    *out = w->ctx->pcyclic_ws[idx];
     return err == CL_SUCCESS ? BCL_SUCCESS
-                             : bcl_cl_fail(ctx, err, "allocating the p-cyclic workspace");
+                             : bcl_cl_fail(w->ctx, err, "allocating the p-cyclic workspace");
 }
 
 /* the GEMMs' workspace buffer `idx` grown to at least `bytes`; NULL when it cannot grow (the
  * caller then goes without: clBLAST allocates its own temporary, gemm.cl does not split k) */
 static cl_mem grown_buffer(bsofi *w, int idx, size_t bytes)
 {
-    bcl_context *ctx = w->ctx;
-    return bytes > 0 && bcl_grow_buffer(ctx, &ctx->pcyclic_ws[idx], &ctx->pcyclic_ws_bytes[idx],
-                                        bytes) == CL_SUCCESS
-               ? ctx->pcyclic_ws[idx]
-               : NULL;
+    return bytes > 0 && ws_grow(w, idx, bytes) == CL_SUCCESS ? w->ctx->pcyclic_ws[idx] : NULL;
 }
 
 /* count products of one shape by gemm.cl, the operands' offsets strides apart, with its workspace
@@ -1037,9 +1038,18 @@ static bcl_status apply_block(bsofi *w, cl_mem V, int ldv, int m, int j0, int tr
     return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "launching qr_apply");
 }
 
+/* the reflectors the applies read (below the diagonal only): the factored panel itself where
+ * the panel kernel writes no V, else V; *ldv its leading dimension */
+static cl_mem applied_reflectors(const bsofi *w, int m, int ldp, int *ldv)
+{
+    *ldv = w->k_vcopy ? ldp : m;
+    return w->k_vcopy ? w->dP : w->dV;
+}
+
 /* Blocked Householder QR of the m x n panel in w->dP (leading dimension ldp): R in its upper
- * triangle, the reflectors in w->dV (leading dimension m), each block's T in w->dTb; then R into
- * w->dRkk's block k (a zero or NaN diagonal lowers w->dBad). */
+ * triangle, the reflectors in w->dV (leading dimension m) or, from the register panels built with
+ * -DV_FROM_P, below R in the panel (v_from_panel copies them into w->dV where GEMMs form Q), each
+ * block's T in w->dTb; then R into w->dRkk's block k (a zero or NaN diagonal lowers w->dBad). */
 static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
 {
     const int n = w->n;
@@ -1048,9 +1058,8 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
     bcl_status s = w->q_gemm && !w->k_vcopy
                        ? clear_buffer(w, w->dV, 0, (size_t)m * n, "clearing the reflectors")
                        : BCL_SUCCESS;
-    /* the reflectors the applies read: from the panel where the panel kernel writes no V */
-    cl_mem Vsrc = w->k_vcopy ? w->dP : w->dV;
-    const int ldv = w->k_vcopy ? ldp : m;
+    int ldv;
+    cl_mem Vsrc = applied_reflectors(w, m, ldp, &ldv);
     for (int j0 = 0; j0 < n && s == BCL_SUCCESS; j0 += w->nb) {
         cl_kernel kp = w->k_panel->kernel;
         const cl_int cm = m, cj0 = j0, nbk = n - j0 < w->nb ? n - j0 : w->nb, cld = ldp;
@@ -1072,7 +1081,8 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
             s = apply_block(w, Vsrc, ldv, m, j0, 1, w->dP, (size_t)(j0 + nbk) * ldp, ldp,
                             n - j0 - nbk);
     }
-    if (s == BCL_SUCCESS && w->k_vcopy) { /* V for forming Q^(k) (GEMMs or qr_apply) */
+    /* the explicit V for the GEMMs forming Q^(k) (qr_apply forms it from the panel) */
+    if (s == BCL_SUCCESS && w->k_vcopy && w->q_gemm) {
         cl_kernel kv = w->k_vcopy->kernel;
         const cl_int cm = m, cn = n, cld = ldp;
         const cl_ulong zero = 0;
@@ -1158,10 +1168,11 @@ static bcl_status dev_identity(bsofi *w, cl_mem Q, size_t offQ, int ldq, int m)
     return run_kernel(w, w->k_eye, err, round_up((size_t)m * m, 256), 0, "launching set_identity");
 }
 
-/* The explicit Q = H_0 ... H_n-1 (m x m, leading dimension ldq) of the last dev_qr: with
- * w->q_gemm Q = I - V (T V^T) by two GEMMs (T from dev_form_t; W = T V^T at w->r_tv), else the
- * identity times the block reflectors, last to first (qr_apply). */
-static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
+/* The explicit Q = H_0 ... H_n-1 (m x m, leading dimension ldq) of the last dev_qr (its panel's
+ * leading dimension ldp): with w->q_gemm Q = I - V (T V^T) by two GEMMs (T from dev_form_t;
+ * W = T V^T at w->r_tv), else the identity times the block reflectors, last to first (qr_apply,
+ * reading them where dev_qr's applies did). */
+static bcl_status dev_form_q(bsofi *w, int m, int ldp, cl_mem Q, size_t offQ, int ldq)
 {
     bcl_status s = dev_identity(w, Q, offQ, ldq, m);
     if (w->q_gemm) {
@@ -1177,8 +1188,10 @@ static bcl_status dev_form_q(bsofi *w, int m, cl_mem Q, size_t offQ, int ldq)
                      n, 1.0, Q, offQ, (size_t)ldq);
         return s;
     }
+    int ldv;
+    cl_mem V = applied_reflectors(w, m, ldp, &ldv);
     for (int j0 = (w->n - 1) / w->nb * w->nb; j0 >= 0 && s == BCL_SUCCESS; j0 -= w->nb)
-        s = apply_block(w, w->dV, m, m, j0, 0, Q, offQ + (size_t)j0 * ldq, ldq, m - j0);
+        s = apply_block(w, V, ldv, m, j0, 0, Q, offQ + (size_t)j0 * ldq, ldq, m - j0);
     return s;
 }
 
@@ -1227,7 +1240,7 @@ static bcl_status factor_step_dev(bsofi *w, int k, cl_mem A, size_t offA, cl_mem
     if (s == BCL_SUCCESS)
         s = dev_qr(w, n2, n2, k);
     if (s == BCL_SUCCESS)
-        s = dev_form_q(w, n2, w->dQ, qk, n2);
+        s = dev_form_q(w, n2, n2, w->dQ, qk, n2);
     if (s != BCL_SUCCESS)
         return s;
     cl_mem R = w->dR;
@@ -1285,7 +1298,7 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
     if (s == BCL_SUCCESS)
         s = dev_qr(w, n, n2, p - 1);
     if (s == BCL_SUCCESS)
-        s = dev_form_q(w, n, w->dQ, (size_t)(p - 1) * 4 * nn, n);
+        s = dev_form_q(w, n, n2, w->dQ, (size_t)(p - 1) * 4 * nn, n);
     const int phases = w->phase_s[3] >= 0; /* BATCHCL_PCYCLIC_PHASES: wait after each phase */
     double t1 = phases ? (clFinish(w->q), seconds_now()) : 0;
     if (phases)

@@ -420,7 +420,7 @@ static void test_variants(void **state)
         /* the reflectors read from the factored panel by the applies and V formed once after it
          * (v_from_panel, the register panels' default) against V written by the panel kernel:
          * the same bits, by columns and by rows, with Q^(k) by GEMMs (which read V) and from the
-         * block reflectors (which apply it) */
+         * block reflectors (which qr_apply then reads from the panel too: no v_from_panel) */
         setenv("BATCHCL_PCYCLIC_QFORM", "gemm", 1);
         setenv("BATCHCL_PCYCLIC_APPLY", "ranges", 1); /* qr_apply, in two stages */
         setenv("BATCHCL_PCYCLIC_SPLIT_ROWS", "64", 1);
