@@ -270,7 +270,7 @@ typedef struct {
     int n, p, N, dbl, jF;
     size_t es, nn;
     int force_fail;
-    /* the products by gemm.cl instead of clBLAST (TRMM stays clBLAST's): on NVIDIA sm_80 or
+    /* the products by gemm.cl instead of clBLAST (the TRMM too, as a GEMM): on NVIDIA sm_80 or
      * later in double, the tensor-core build (gemm_tensor); BATCHCL_PCYCLIC_GEMM=clblast or own
      * forces either (own: the portable build elsewhere, for tests; BATCHCL_CLBLAST_FAIL: clBLAST) */
     int own_gemm, gemm_tensor;
@@ -691,7 +691,8 @@ static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose t
 }
 
 /* Row version (BSTRI_RV) for the block columns from jF on: X_ii = R_ii^-1 (i >= jF); the last
- * block column's Y_i = -X_ii R_i,p-1 (one batched GEMM) times X_p-1,p-1 (one TRMM); the row
+ * block column's Y_i = -X_ii R_i,p-1 (one batched GEMM) times X_p-1,p-1 (one TRMM, or a GEMM with
+ * gemm.cl); the row
  * multipliers Xt_i = -X_ii R_i,i+1 (one batched GEMM); then block rows p-2 .. 0:
  * X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF). */
 static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
@@ -709,17 +710,24 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
         return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
     size_t *oa = off, *ob = off + p, *oc = off + 2 * p;
     const int ny = p > 2 ? p - 2 : 0, nt = p - 1;
+    /* with gemm.cl the product by X_p-1,p-1 is a GEMM from a temporary (the Q^T application's,
+     * free until then; X_p-1,p-1 holds zeros below its diagonal, as the products below need
+     * too): on the H100 clBLAST's TRMM took 0.52 ms at n = 512 */
+    const int y_in_temp = w->own_gemm;
     for (int i = 0; i < ny; ++i) {
         oa[i] = offH + block_at(w, i, i);
         ob[i] = w->r_l + (size_t)i * nn;
-        oc[i] = offH + block_at(w, i, p - 1);
+        oc[i] = y_in_temp ? (size_t)i * n : offH + block_at(w, i, p - 1);
     }
     if (s == BCL_SUCCESS)
         s = gemm_batched(w, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, (size_t)ny, -1.0, H,
-                         oa, w->N, w->dR, ob, n, 0.0, H, oc, w->N);
+                         oa, w->N, w->dR, ob, n, 0.0, y_in_temp ? w->dT : H, oc, w->N);
     if (s == BCL_SUCCESS && ny > 0)
-        s = trmm_right_upper(w, (size_t)ny * n, n, H, offH + block_at(w, p - 1, p - 1), w->N, H,
-                             offH + block_at(w, 0, p - 1), w->N);
+        s = y_in_temp ? gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, (size_t)ny * n, n, n, 1.0,
+                             w->dT, 0, w->N, H, offH + block_at(w, p - 1, p - 1), w->N, 0.0, H,
+                             offH + block_at(w, 0, p - 1), w->N)
+                      : trmm_right_upper(w, (size_t)ny * n, n, H, offH + block_at(w, p - 1, p - 1),
+                                         w->N, H, offH + block_at(w, 0, p - 1), w->N);
     for (int i = 0; i < nt; ++i) {
         oa[i] = offH + block_at(w, i, i);
         ob[i] = w->r_s + (size_t)i * nn;
@@ -1856,7 +1864,7 @@ static void append_gemm_note(bsofi *w)
     const size_t len = strlen(w->ctx->last_kernel);
     if (w->own_gemm)
         snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
-                 "; GEMMs by gemm.cl (%s, %s; TRMM by clBLAST)",
+                 "; GEMMs by gemm.cl (%s, %s)",
                  w->gemm_tensor ? "fp64 tensor cores" : "portable build, fmas",
                  bcl_gemm_mma_name(bcl_gemm_mma_k(w->ctx)));
     else
