@@ -1150,8 +1150,30 @@ static bcl_status dev_form_t(bsofi *w, int m)
     SET_ARG(k, 5, R);
     SET_ARG(k, 6, ot);
     s = run_kernel(w, w->k_tdiag, err, (n + tb - 1) / tb * tb, tb, "launching t_diag_blocks");
-    for (size_t h = tb; h < n && s == BCL_SUCCESS; h *= 2)
-        for (size_t o = 0; o + h < n && s == BCL_SUCCESS; o += 2 * h) {
+    for (size_t h = tb; h < n && s == BCL_SUCCESS; h *= 2) {
+        /* with gemm.cl the whole pairs of a width lie evenly spaced along T's diagonal: two
+         * strided batches (one launch each) instead of two products a pair (on the H100 a 64^3
+         * product costs about a launch's latency; clBLAST's batched GEMM had lost) */
+        enum { MAX_PAIRS = 64 };
+        const size_t pairs = n / (2 * h), batched = w->own_gemm && pairs > 1 && pairs <= MAX_PAIRS
+                                                        ? pairs
+                                                        : 0;
+        if (batched) {
+            size_t t11[MAX_PAIRS], s12[MAX_PAIRS], u[MAX_PAIRS], t22[MAX_PAIRS], t12[MAX_PAIRS];
+            for (size_t j = 0; j < batched; ++j) {
+                const size_t o = 2 * h * j;
+                t11[j] = w->r_tm + o * n + o;
+                s12[j] = w->r_w + (o + h) * n + o;
+                u[j] = w->r_u + j * h * h;
+                t22[j] = w->r_tm + (o + h) * n + o + h;
+                t12[j] = w->r_tm + (o + h) * n + o;
+            }
+            s = gemm_batched(w, no, no, h, h, h, batched, 1.0, R, t11, n, R, s12, n, 0.0, R, u, h);
+            if (s == BCL_SUCCESS)
+                s = gemm_batched(w, no, no, h, h, h, batched, -1.0, R, u, h, R, t22, n, 0.0, R,
+                                 t12, n);
+        }
+        for (size_t o = 2 * h * batched; o + h < n && s == BCL_SUCCESS; o += 2 * h) {
             const size_t r = n - o - h < h ? n - o - h : h; /* the right half's width */
             s = gemm(w, no, no, h, r, h, 1.0, R, w->r_tm + o * n + o, n, R,
                      w->r_w + (o + h) * n + o, n, 0.0, R, w->r_u, h);
@@ -1159,6 +1181,7 @@ static bcl_status dev_form_t(bsofi *w, int m)
                 s = gemm(w, no, no, h, r, r, -1.0, R, w->r_u, h, R, w->r_tm + (o + h) * n + o + h,
                          n, 0.0, R, w->r_tm + (o + h) * n + o, n);
         }
+    }
     return s;
 }
 

@@ -445,6 +445,9 @@ static void test_variants(void **state)
         use_method(ctx, 3, 0);
         check_batch(ctx, 1, 2, GRID_COND, 70, 3, 1, "device panels, gemm.cl");
         check_batch(ctx, 1, 0, 0, 17, 7, 2, "device panels, gemm.cl");
+        /* n = 300: T's 64-wide pairs as batches of two products, then a pair whose right half
+         * is narrower (44 columns) one product at a time */
+        check_batch(ctx, 1, 0, 0, 300, 3, 1, "device panels, gemm.cl, T's pairs batched");
         setenv("BATCHCL_GEMM_SPLITS", "3", 1); /* k in ranges (the H100's small products) */
         check_batch(ctx, 1, 0, 0, 40, 5, 1, "device panels, gemm.cl, k in ranges");
         unsetenv("BATCHCL_GEMM_SPLITS");
