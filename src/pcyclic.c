@@ -692,9 +692,8 @@ static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose t
 
 /* Row version (BSTRI_RV) for the block columns from jF on: X_ii = R_ii^-1 (i >= jF); the last
  * block column's Y_i = -X_ii R_i,p-1 (one batched GEMM) times X_p-1,p-1 (one TRMM, or a GEMM with
- * gemm.cl); the row
- * multipliers Xt_i = -X_ii R_i,i+1 (one batched GEMM); then block rows p-2 .. 0:
- * X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF). */
+ * gemm.cl); the row multipliers Xt_i = -X_ii R_i,i+1 (one batched GEMM); then block rows
+ * p-2 .. 0: X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF). */
 static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
 {
     const int n = w->n, p = w->p;
