@@ -55,12 +55,18 @@
 #ifndef GEMM_MMA_K
 #define GEMM_MMA_K 8
 #endif
+#if GEMM_MMA_K != 0 && GEMM_MMA_K != 4 && GEMM_MMA_K != 8 && GEMM_MMA_K != 16
+#error "GEMM_MMA_K: 0 (mma.m8n8k4) or 4, 8, 16 (mma.m16n8kK)"
+#endif
 #if GEMM_MMA_K == 0 /* m8n8k4: 4 x 4 tiles of 8 x 8 a warp */
 #define GEMM_TM 8
 #define GEMM_KSTEP 4
 #else /* m16n8kK: 2 x 4 tiles of 16 x 8 */
 #define GEMM_TM 16
 #define GEMM_KSTEP GEMM_MMA_K
+#endif
+#if GEMM_BK % GEMM_KSTEP != 0
+#error "GEMM_BK: a multiple of the product's depth"
 #endif
 #define GEMM_MT (32 / GEMM_TM)          /* tiles of a warp along m */
 #define GEMM_PER (GEMM_TM * 8 / 32)     /* entries of C a work-item holds in one tile */
