@@ -279,7 +279,8 @@ typedef struct {
     double phase_s[4]; /* method 3 with BATCHCL_PCYCLIC_PHASES=1: BSOF (with the column version),
                         * the row version, the Q^T application; [3] < 0: not measured */
     bcl_kernel_entry *k_panel, *k_apply, *k_take_r, *k_tri, *k_eye, *k_finish, *k_tdiag;
-    bcl_kernel_entry *k_vcopy; /* v_from_panel (the register panels' builds), or NULL */
+    int v_in_panel; /* the register panels write no V: the applies read the factored panel */
+    bcl_kernel_entry *k_vcopy; /* v_from_panel where v_in_panel and GEMMs form Q, or NULL */
     bcl_kernel_entry *k_apply_rows; /* qr_apply in one launch, or NULL (qr_apply's ranges) */
     int apply_rpl, apply_ct;        /* its rows a work-item, columns a work-group */
     int tri_cols; /* tri_inverse: columns a work-group */
@@ -958,12 +959,13 @@ static bcl_status dev_kernels(bsofi *w)
                             "%s: the device panels (pcyclic_method 3) need %zu work-items per group "
                             "in %s; the device allows %zu",
                             w->fn, need[i], names[i], (*out[i])->max_work_group);
-    /* the register panels leave V to v_from_panel: their V stores, from the one compute unit of
-     * the panel's work-group, made a panel launch 19.3 us against 17.3 at n = 1024 on the H100
-     * (25.6 against 24.6 at n = 512). The host decides by its own option string: -DV_FROM_P
-     * added through BATCHCL_BUILD_OPTIONS would leave V unwritten behind its back. */
+    /* the register panels write no V: their V stores, from the one compute unit of the panel's
+     * work-group, made a panel launch 19.3 us against 17.3 at n = 1024 on the H100 (25.6 against
+     * 24.6 at n = 512). The host decides by the options it chose: -DV_FROM_P added through
+     * BATCHCL_BUILD_OPTIONS would leave V unwritten behind its back. */
+    w->v_in_panel = w->panel_rows && v_from_p; /* panel_rows: the register panels' build stood */
     w->k_vcopy = NULL;
-    if (w->panel_rows && v_from_p) { /* panel_rows: the register panels' build stood */
+    if (w->v_in_panel && w->q_gemm) { /* only the GEMMs forming Q^(k) need V itself */
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "v_from_panel", &w->k_vcopy);
         if (s != BCL_SUCCESS)
             return s;
@@ -1049,8 +1051,8 @@ static bcl_status apply_block(bsofi *w, cl_mem V, int ldv, int m, int j0, int tr
  * the panel kernel writes no V, else V; *ldv its leading dimension */
 static cl_mem applied_reflectors(const bsofi *w, int m, int ldp, int *ldv)
 {
-    *ldv = w->k_vcopy ? ldp : m;
-    return w->k_vcopy ? w->dP : w->dV;
+    *ldv = w->v_in_panel ? ldp : m;
+    return w->v_in_panel ? w->dP : w->dV;
 }
 
 /* Blocked Householder QR of the m x n panel in w->dP (leading dimension ldp): R in its upper
@@ -1062,7 +1064,7 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
     const int n = w->n;
     /* the panel kernels write V from each block's first row down; S = V^T V (dev_form_t) needs
      * the zeros above */
-    bcl_status s = w->q_gemm && !w->k_vcopy
+    bcl_status s = w->q_gemm && !w->v_in_panel
                        ? clear_buffer(w, w->dV, 0, (size_t)m * n, "clearing the reflectors")
                        : BCL_SUCCESS;
     int ldv;
@@ -1089,7 +1091,7 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
                             n - j0 - nbk);
     }
     /* the explicit V for the GEMMs forming Q^(k) (qr_apply forms it from the panel) */
-    if (s == BCL_SUCCESS && w->k_vcopy && w->q_gemm) {
+    if (s == BCL_SUCCESS && w->k_vcopy) {
         cl_kernel kv = w->k_vcopy->kernel;
         const cl_int cm = m, cn = n, cld = ldp;
         const cl_ulong zero = 0;
@@ -1922,7 +1924,7 @@ static void plan_columns(bsofi *w)
                                 : "in registers, warp sums in local memory",
              w->panel_rows && w->panel_x_local ? ", reflector read from local memory" : "",
              w->k_apply_rows ? "applied in one launch" : "applied in row ranges",
-             w->k_vcopy ? ", V from the panel" : "",
+             w->v_in_panel ? ", V from the panel" : "",
              w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)", w->jF,
              w->p);
     append_gemm_note(w);
