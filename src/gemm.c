@@ -9,12 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the compute capability of an NVIDIA device ("sm_90", "sm_100": the whole number), else 0 */
+static unsigned nvidia_cc(const bcl_context *ctx)
+{
+    unsigned cc = 0;
+    return strstr(ctx->dev.vendor, "NVIDIA") != NULL &&
+                   sscanf(ctx->dev.architecture, "sm_%u", &cc) == 1
+               ? cc
+               : 0;
+}
+
 int bcl_gemm_tensor_device(const bcl_context *ctx)
 {
-    unsigned cc = 0; /* "sm_90", "sm_100": the whole number (one digit read sm_100 as 1) */
-    return strstr(ctx->dev.vendor, "NVIDIA") != NULL && ctx->dev.has_fp64 &&
-           sscanf(ctx->dev.architecture, "sm_%u", &cc) == 1 && cc >= 80 && !ctx->gemm_no_tensor;
+    return ctx->dev.has_fp64 && nvidia_cc(ctx) >= 80 && !ctx->gemm_no_tensor;
 }
+
+/* the product shapes gemm.cl has code for, by K (0: m8n8k4) */
+static const struct {
+    const char *name;
+    int k;
+} mma_shapes[] = {{"mma.m8n8k4", 0}, {"mma.m16n8k4", 4}, {"mma.m16n8k8", 8}, {"mma.m16n8k16", 16}};
 
 /* sm_90 runs mma.m16n8kK at twice the rate of sm_80's mma.m8n8k4 (H100, a loop of independent
  * products: 66 against 33 TFLOP/s); the 8 x 8 product stays for sm_80-89, where the others do not
@@ -22,19 +36,12 @@ int bcl_gemm_tensor_device(const bcl_context *ctx)
 int bcl_gemm_mma_k(bcl_context *ctx)
 {
     if (!ctx->gemm_mma_k) {
-        static const struct {
-            const char *name;
-            int k;
-        } forced[] = {{"m8n8k4", 0}, {"m16n8k4", 4}, {"m16n8k8", 8}, {"m16n8k16", 16}};
-        const char *env = getenv("BATCHCL_GEMM_MMA");
-        unsigned cc = 0;
-        int k = strstr(ctx->dev.vendor, "NVIDIA") != NULL &&
-                        sscanf(ctx->dev.architecture, "sm_%u", &cc) == 1 && cc >= 80 && cc < 90
-                    ? 0
-                    : 8;
-        for (size_t i = 0; env && i < sizeof forced / sizeof forced[0]; ++i)
-            if (!strcmp(env, forced[i].name))
-                k = forced[i].k;
+        const char *env = getenv("BATCHCL_GEMM_MMA"); /* a name without "mma." */
+        const unsigned cc = nvidia_cc(ctx);
+        int k = cc >= 80 && cc < 90 ? 0 : 8;
+        for (size_t i = 0; env && i < sizeof mma_shapes / sizeof mma_shapes[0]; ++i)
+            if (!strcmp(env, mma_shapes[i].name + 4))
+                k = mma_shapes[i].k;
         ctx->gemm_mma_k = k + 1;
     }
     return ctx->gemm_mma_k - 1;
@@ -42,7 +49,10 @@ int bcl_gemm_mma_k(bcl_context *ctx)
 
 const char *bcl_gemm_mma_name(int k)
 {
-    return k == 0 ? "mma.m8n8k4" : k == 4 ? "mma.m16n8k4" : k == 8 ? "mma.m16n8k8" : "mma.m16n8k16";
+    for (size_t i = 0; i < sizeof mma_shapes / sizeof mma_shapes[0]; ++i)
+        if (mma_shapes[i].k == k)
+            return mma_shapes[i].name;
+    return "mma (unknown shape)";
 }
 
 /* work-group tiles (warps along m x along n, 32 x 32 of C each), largest first: the largest that

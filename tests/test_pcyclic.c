@@ -670,7 +670,8 @@ static int clear_hooks(void **state)
                                         "BATCHCL_PCYCLIC_GEMM", "BATCHCL_GEMM_TILE",
                                         "BATCHCL_GEMM_SPLITS", "BATCHCL_PCYCLIC_APPLY",
                                         "BATCHCL_PCYCLIC_APPLY_CT", "BATCHCL_PCYCLIC_TRI_COLS",
-                                        "BATCHCL_PCYCLIC_KEEP", "BATCHCL_PCYCLIC_V_FROM_P"};
+                                        "BATCHCL_PCYCLIC_KEEP", "BATCHCL_PCYCLIC_V_FROM_P",
+                                        "BATCHCL_GEMM_MMA"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
