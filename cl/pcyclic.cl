@@ -300,6 +300,9 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
 #ifndef QR_TB
 #define QR_TB 64 /* t_diag_blocks: columns of a diagonal block of the panel's whole T */
 #endif
+#if QR_TB % QR_NB != 0
+#error "t_diag_blocks needs QR_TB a multiple of QR_NB"
+#endif
 
 /* A column's norm by Blue's algorithm with LAPACK 3.10 dnrm2's constants: squares summed in three
  * ranges (entries below TSML scaled up by SSML, above TBIG scaled down by SBIG, the rest as they
@@ -1334,91 +1337,136 @@ __kernel void qr_take_r(__global const real *P, ulong offP, int ldp, int n, __gl
         atomic_min(bad + offBad, first + r + 1);
 }
 
-/* X_b = R_b^-1 for `count` upper triangular n x n blocks (R_b at offR + b n^2, leading dimension
- * n; X_b at offX + b xstride, leading dimension ldx). A work-group solves TRI_COLS columns of one
- * block by column-oriented back substitution, X's columns holding the right-hand sides in place:
- * per row i, x_i = b_i / R_ii, then b(0:i) -= x_i R(0:i, i) (one barrier a row). Every row step
- * rewrites the column above it: with -DTRI_NMAX (n <= TRI_NMAX) the columns stay in local memory
- * and go to X once at the end (TRI_COLS TRI_NMAX values: the host keeps them within 32 KiB);
- * without it they are updated in X. The same operations in the same order either way. */
+/* X = R^-1 for the leaves of `count` upper triangular n x n blocks: the diagonal blocks of `leaf`
+ * rows and columns (the last may be smaller) of each, R_b at offR + b rstride (leading dimension
+ * ldr), X_b at offX + b xstride (leading dimension ldx); the host forms the blocks above the leaves
+ * by GEMMs (leaf >= n: the whole block). A work-group solves TRI_COLS columns of one leaf by
+ * column-oriented back substitution, X's columns holding the right-hand sides in place: per row i,
+ * x_i = b_i / R_ii, then b(0:i) -= x_i R(0:i, i) (one barrier a row). Every row step rewrites the
+ * column above it: with -DTRI_NMAX (leaf <= TRI_NMAX) the columns stay in local memory and go to X
+ * once at the end (TRI_COLS TRI_NMAX values: the host keeps them within 32 KiB); without it they
+ * are updated in X. The same operations in the same order either way. */
 #ifndef TRI_COLS /* the host passes 4 with TRI_NMAX > 512 */
 #define TRI_COLS 8
 #endif
 #define TRI_LANES (256 / TRI_COLS) /* row lanes of a column */
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
-void tri_inverse(__global const real *R, ulong offR, int n, __global real *X, ulong offX,
-                 ulong xstride, int ldx)
+void tri_inverse(__global const real *R, ulong offR, int ldr, ulong rstride, int n, int leaf,
+                 __global real *X, ulong offX, ulong xstride, int ldx)
 {
     __local real xi[2][TRI_COLS];
     const int lid = (int)get_local_id(0);
-    const int tiles = (n + TRI_COLS - 1) / TRI_COLS;
-    const int blk = (int)get_group_id(0) / tiles, j1 = ((int)get_group_id(0) % tiles) * TRI_COLS;
+    const int leaves = (n + leaf - 1) / leaf, tiles = (leaf + TRI_COLS - 1) / TRI_COLS;
+    const int g = (int)get_group_id(0), blk = g / (leaves * tiles), l = g / tiles % leaves;
+    const int o = l * leaf, m = min(leaf, n - o), j1 = g % tiles * TRI_COLS;
     const int lane = lid % TRI_LANES, c = lid / TRI_LANES, j = j1 + c;
-    __global const real *Rb = R + offR + (size_t)blk * n * n;
-    __global real *xg = X + offX + (size_t)blk * xstride + (size_t)j * ldx;
+    __global const real *Rb = R + offR + (size_t)blk * rstride + (size_t)o * (ldr + 1);
+    __global real *xg = X + offX + (size_t)blk * xstride + (size_t)o * (ldx + 1) + (size_t)j * ldx;
 #ifdef TRI_NMAX
     __local real xcols[TRI_COLS][TRI_NMAX];
     __local real *x = xcols[c];
 #else
     __global real *x = xg;
 #endif
-    const int live = j < n;
+    const int live = j < m;
     if (live)
-        for (int r = lane; r < n; r += TRI_LANES)
+        for (int r = lane; r < m; r += TRI_LANES)
             x[r] = r == j ? 1 : 0;
-    const int top = j1 + TRI_COLS - 1 < n ? j1 + TRI_COLS - 1 : n - 1;
+    const int top = min(j1 + TRI_COLS - 1, m - 1);
     for (int i = top; i >= 0; --i) {
         if (live && i % TRI_LANES == lane) { /* the owner of row i: its b_i is final */
-            const real xv = x[i] / Rb[(size_t)i * n + i];
+            const real xv = x[i] / Rb[(size_t)i * ldr + i];
             x[i] = xv;
             xi[i & 1][c] = xv;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         if (live) {
             const real xv = xi[i & 1][c];
-            __global const real *ri = Rb + (size_t)i * n;
+            __global const real *ri = Rb + (size_t)i * ldr;
             for (int r = lane; r < i; r += TRI_LANES)
                 x[r] -= xv * ri[r];
         }
     }
 #ifdef TRI_NMAX
     if (live) /* a lane's own rows: no barrier */
-        for (int r = lane; r < n; r += TRI_LANES)
+        for (int r = lane; r < m; r += TRI_LANES)
             xg[r] = x[r];
 #endif
 }
 
 /* The diagonal blocks, QR_TB columns each, of the n x n T of all n reflectors of a panel
- * (column-major, leading dimension n): group g forms block g by dlarft's recursion
- * T(i, j) = -tau_j sum_{i <= k < j} T(i, k) S(k, j), T(j, j) = tau_j, from S = V^T V (n x n,
- * leading dimension n) and the taus (the diagonals of the QR_NB-column blocks' T in Tb). Work-item
- * i forms row i. The host forms the blocks above by GEMMs (LAPACK dgeqrt3's T12 = -T11 S12 T22). */
-__kernel __attribute__((reqd_work_group_size(QR_TB, 1, 1)))
+ * (column-major, leading dimension n), group g forming block g: its own diagonal blocks of QR_NB
+ * columns are the panel kernel's block T's (Tb, QR_NB x QR_NB each), and the blocks above them are
+ * formed in halves of growing width h, all pairs of a width at once, as in LAPACK's dgeqrt3:
+ * T12 = -T11 S12 T22 from S = V^T V (n x n, leading dimension n). Four barriers a width (dlarft's
+ * recursion column by column took two a column: 47 us a launch at n = 512 on the H100, now 18).
+ * The host forms the blocks above these the same way, by GEMMs. */
+#define TD_PAIRS_MAX (QR_TB * QR_TB / 4) /* entries of U = T11 S12 over a width's pairs */
+#define TD_WG 256 /* t_diag_blocks' work-items (64 took 47-57 us a launch at n = 512: latency) */
+__kernel __attribute__((reqd_work_group_size(TD_WG, 1, 1)))
 void t_diag_blocks(__global const real *S, ulong offS, __global const real *Tb, ulong offTb, int n,
                    __global real *T, ulong offT)
 {
     __local real tl[QR_TB * QR_TB]; /* tl[j QR_TB + i] = T(o + i, o + j) */
-    __local real scol[QR_TB];
-    const int i = (int)get_local_id(0), o = (int)get_group_id(0) * QR_TB;
+    __local real ul[TD_PAIRS_MAX];
+    const int t = (int)get_local_id(0), o = (int)get_group_id(0) * QR_TB;
     const int w = min(QR_TB, n - o);
     S += offS;
     Tb += offTb;
     T += offT;
-    for (int j = 0; j < w; ++j) {
-        const int c = o + j;
-        const real tau =
-            Tb[(size_t)(c / QR_NB) * QR_NB * QR_NB + (size_t)(c % QR_NB) * (QR_NB + 1)];
-        scol[i] = i < j ? S[(size_t)c * n + o + i] : 0;
+    for (int e = t; e < QR_TB * QR_TB; e += TD_WG)
+        tl[e] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int e = t; e < QR_TB * QR_NB; e += TD_WG) { /* block b's T(i, j) at e = b NB^2 + j NB + i */
+        const int i = e % QR_NB, j = e / QR_NB % QR_NB, c = e / (QR_NB * QR_NB) * QR_NB;
+        if (c + i < w && c + j < w)
+            tl[(c + j) * QR_TB + c + i] = Tb[(size_t)(o / QR_NB) * QR_NB * QR_NB + e];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the loops that hold barriers run the same trips in every group (PoCL); a width's pairs
+     * hold QR_TB h / 2 entries of U, at most TD_PAIRS_MAX / TD_WG a work-item */
+    for (int h = QR_NB; h < QR_TB; h *= 2) {
+        const int entries = QR_TB / 2 * h;
+        /* S12 of every pair into ul (pair q: T11 at (q 2h, q 2h), the right half of width
+         * r <= h from q 2h + h; its S12(k, j) at q h h + j h + k), read along S's columns */
+        for (int e = t; e < entries; e += TD_WG) {
+            const int q = e / (h * h), k = e % h, j = e / h % h, p0 = 2 * h * q;
+            ul[e] = j < w - p0 - h ? S[(size_t)(o + p0 + h + j) * n + o + p0 + k] : 0;
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
-        real s = 0;
-        for (int k = i; k < j; ++k)
-            s += tl[k * QR_TB + i] * scol[k];
-        tl[j * QR_TB + i] = i < j ? -tau * s : i == j ? tau : 0;
+        real u[(TD_PAIRS_MAX + TD_WG - 1) / TD_WG]; /* U(i, j) = sum_{i<=k<h} T11(i, k) S12(k, j) */
+        UNROLL
+        for (int m = 0; m < (TD_PAIRS_MAX + TD_WG - 1) / TD_WG; ++m) {
+            const int e = t + TD_WG * m;
+            const int q = e / (h * h), i = e % h, j = e / h % h, p0 = 2 * h * q;
+            real s = 0;
+            if (e < entries)
+                for (int k = i; k < h; ++k)
+                    s += tl[(p0 + k) * QR_TB + p0 + i] * ul[q * h * h + j * h + k];
+            u[m] = s;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        UNROLL
+        for (int m = 0; m < (TD_PAIRS_MAX + TD_WG - 1) / TD_WG; ++m)
+            if (t + TD_WG * m < entries)
+                ul[t + TD_WG * m] = u[m];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int e = t; e < entries; e += TD_WG) {
+            const int q = e / (h * h), i = e % h, j = e / h % h, p0 = 2 * h * q;
+            if (j < w - p0 - h) { /* T12(i, j) = -sum_{k <= j} U(i, k) T22(k, j) */
+                real s = 0;
+                for (int k = 0; k <= j; ++k)
+                    s += ul[q * h * h + k * h + i] * tl[(p0 + h + j) * QR_TB + p0 + h + k];
+                tl[(p0 + h + j) * QR_TB + p0 + i] = -s;
+            }
+        }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (i < w)
-        for (int j = 0; j < w; ++j)
-            T[(size_t)(o + j) * n + o + i] = tl[j * QR_TB + i];
+    for (int e = t; e < QR_TB * QR_TB; e += TD_WG) {
+        const int i = e % QR_TB, j = e / QR_TB;
+        if (i < w && j < w)
+            T[(size_t)(o + j) * n + o + i] = tl[e];
+    }
 }
 
 /* V (m x n, leading dimension ldv) from the factored panel P: its entries below the diagonal, ones

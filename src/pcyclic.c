@@ -284,6 +284,7 @@ typedef struct {
     bcl_kernel_entry *k_apply_rows; /* qr_apply in one launch, or NULL (qr_apply's ranges) */
     int apply_rpl, apply_ct;        /* its rows a work-item, columns a work-group */
     int tri_cols; /* tri_inverse: columns a work-group */
+    int tri_leaf; /* tri_inverse: order of the diagonal blocks it inverts (GEMMs do the rest) */
     int q_gemm; /* method 3: Q^(k) = I - V T V^T by clBLAST GEMMs (T of the whole panel), not by
                  * qr_apply's passes of the block reflectors over the identity */
     int panel_wg;   /* work-items of a qr_panel group */
@@ -606,12 +607,12 @@ static bcl_status factor_step(bsofi *w, int k, const double *A, const double *B)
 }
 
 /* X_kk = R_kk^-1 (host, upper triangular) into H's diagonal block */
-static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t offH);
+static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t offH, size_t tmp);
 
 static bcl_status invert_diagonal(bsofi *w, int k, cl_mem H, size_t offH)
 {
-    if (w->dev_panels)
-        return tri_inverse(w, k, 1, H, offH);
+    if (w->dev_panels) /* the temporary: dS's block k, W_k's place (formed after) */
+        return tri_inverse(w, k, 1, H, offH, (size_t)k * w->nn);
     double *X = w->Xd + (size_t)k * w->nn;
     memcpy(X, w->Rd + (size_t)k * w->nn, sizeof(double) * w->nn);
     LAPACKE_dtrtri_work(LAPACK_COL_MAJOR, 'U', 'N', w->n, X, w->n);
@@ -700,8 +701,8 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
     const int n = w->n, p = w->p;
     const size_t nn = w->nn;
     bcl_status s = BCL_SUCCESS;
-    if (w->dev_panels) /* all diagonal blocks in one launch */
-        s = tri_inverse(w, w->jF, p - w->jF, H, offH);
+    if (w->dev_panels) /* all diagonal blocks at once; the temporary: dS's X~ blocks (after) */
+        s = tri_inverse(w, w->jF, p - w->jF, H, offH, (size_t)p * nn);
     else
         for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i)
             s = invert_diagonal(w, i, H, offH);
@@ -797,7 +798,8 @@ static bcl_status fill_zero(bsofi *w, cl_mem H, size_t offH)
  * update of block rows k, k+1 is four n x n x n GEMMs with Q^(k)'s quarters. */
 
 #define QR_WG 256     /* work-items of a qr_apply group */
-#define QR_TB 64      /* columns of t_diag_blocks' blocks (its work-items) */
+#define QR_TB 64      /* columns of t_diag_blocks' blocks */
+#define TD_WG 256     /* t_diag_blocks' work-items */
 #define APPLY_SPLIT_ROWS 256 /* rows of C a qr_apply work-group takes beyond n = 256 (a multiple
                               * of its QR_RCH) */
 /* qr_panel: up to 32 row lanes a column (1024 work-items), for the latency of its global loads;
@@ -917,6 +919,10 @@ static bcl_status dev_kernels(bsofi *w)
         if (w->k_panel->max_work_group < (size_t)w->panel_wg)
             w->panel_rows = w->panel_rpl = 0;
     }
+    /* R_kk^-1 by back substitution on leaves of 64 and GEMMs above them (tri_inverse);
+     * BATCHCL_PCYCLIC_TRI_LEAF sets the leaves' order (0: whole blocks) */
+    const char *leaf_env = getenv("BATCHCL_PCYCLIC_TRI_LEAF");
+    w->tri_leaf = leaf_env ? atoi(leaf_env) : 64;
     if (!w->panel_rows) { /* qr_panel's build: blocks of 32, qr_apply, tri_inverse in X */
         w->apply_rpl = 0;
         w->tri_cols = 8;
@@ -952,7 +958,7 @@ static bcl_status dev_kernels(bsofi *w)
         if (s != BCL_SUCCESS)
             return s;
     }
-    const size_t need[7] = {(size_t)w->panel_wg, QR_WG, 256, 0, 0, 0, QR_TB}; /* fixed groups */
+    const size_t need[7] = {(size_t)w->panel_wg, QR_WG, 256, 0, 0, 0, TD_WG}; /* fixed groups */
     for (int i = 0; i < 7; ++i)
         if ((*out[i])->max_work_group < need[i])
             return bcl_fail(w->ctx, BCL_UNSUPPORTED_SIZE,
@@ -1125,9 +1131,10 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
 }
 
 /* The T of all n reflectors of the last dev_qr (n x n, leading dimension n, at w->r_tm in w->dR,
- * zero below the diagonal) from S = V^T V (at w->r_w): t_diag_blocks forms its diagonal blocks of
- * QR_TB columns by dlarft's recursion; the blocks above are formed in halves of growing width
- * (LAPACK dgeqrt3's T12 = -T11 S12 T22, X = T11 S12 at w->r_u), two GEMMs a pair. */
+ * zero below the diagonal) from S = V^T V (at w->r_w) and the panel's block T's: the blocks above
+ * the block T's are formed in halves of growing width (LAPACK dgeqrt3's T12 = -T11 S12 T22),
+ * within T's diagonal blocks of QR_TB columns by t_diag_blocks, above them by two GEMMs a pair
+ * (X = T11 S12 at w->r_u). */
 static bcl_status dev_form_t(bsofi *w, int m)
 {
     const size_t n = (size_t)w->n, tb = QR_TB;
@@ -1150,7 +1157,8 @@ static bcl_status dev_form_t(bsofi *w, int m)
     SET_ARG(k, 4, cn);
     SET_ARG(k, 5, R);
     SET_ARG(k, 6, ot);
-    s = run_kernel(w, w->k_tdiag, err, (n + tb - 1) / tb * tb, tb, "launching t_diag_blocks");
+    s = run_kernel(w, w->k_tdiag, err, (n + tb - 1) / tb * TD_WG, TD_WG,
+                   "launching t_diag_blocks");
     for (size_t h = tb; h < n && s == BCL_SUCCESS; h *= 2) {
         /* with gemm.cl the whole pairs of a width lie evenly spaced along T's diagonal: two
          * strided batches (one launch each) instead of two products a pair (on the H100 a 64^3
@@ -1227,25 +1235,85 @@ static bcl_status dev_form_q(bsofi *w, int m, int ldp, cl_mem Q, size_t offQ, in
     return s;
 }
 
-/* X_ii = R_ii^-1 for block rows first .. first+count-1, into H's diagonal blocks */
-static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t offH)
+/* count products C_i = alpha op(A_i) B_i + beta C_i whose operands lie evenly spaced (strides
+ * sA, sB, sC in elements, 0 for an operand all share): one launch with gemm.cl */
+static bcl_status gemm_strided(bsofi *w, CLBlastTranspose ta, size_t m, size_t n, size_t k,
+                               size_t count, double alpha, cl_mem A, size_t offA, size_t sA,
+                               size_t lda, cl_mem B, size_t offB, size_t sB, size_t ldb, double beta,
+                               cl_mem C, size_t offC, size_t sC, size_t ldc)
+{
+    const CLBlastTranspose no = CLBlastTransposeNo;
+    if (count == 1)
+        return gemm(w, ta, no, m, n, k, alpha, A, offA, lda, B, offB, ldb, beta, C, offC, ldc);
+    size_t *off = malloc(sizeof *off * 3 * count);
+    if (!off)
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
+    for (size_t i = 0; i < count; ++i) {
+        off[i] = offA + i * sA;
+        off[count + i] = offB + i * sB;
+        off[2 * count + i] = offC + i * sC;
+    }
+    const bcl_status s = gemm_batched(w, ta, no, m, n, k, count, alpha, A, off, lda, B,
+                                      off + count, ldb, beta, C, off + 2 * count, ldc);
+    free(off);
+    return s;
+}
+
+/* X_ii = R_ii^-1 for block rows first .. first+count-1, into H's diagonal blocks (zero below
+ * their diagonals, as H is cleared first). tri_inverse inverts the leaves (diagonal blocks of
+ * w->tri_leaf, all blocks' in one launch); the blocks above them are formed level by level as in
+ * a recursive inversion, X12 = -X11 R12 X22 with halves of growing width h (U = X11 R12 in dS
+ * from element tmp, count h x h blocks or one a pair), two strided GEMMs a level and pair, over
+ * the blocks (count > 1) or over the pairs. The back substitution alone is a chain of n barriers
+ * a block: on the H100 one 512 x 512 block took 0.74 ms. */
+static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t offH, size_t tmp)
 {
     if (count <= 0)
         return BCL_SUCCESS;
     cl_kernel k = w->k_tri->kernel;
-    const cl_int cn = w->n, ldx = w->N;
-    const cl_ulong offR = (cl_ulong)first * w->nn, offX = offH + block_at(w, first, first),
-                   xstride = ((cl_ulong)w->N + 1) * (cl_ulong)w->n;
+    const size_t n = (size_t)w->n, nn = w->nn, ldx = (size_t)w->N, xs = (ldx + 1) * n;
+    const cl_int cn = w->n, leaf = w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n,
+                 cldr = w->n, cldx = w->N;
+    const size_t r0 = (size_t)first * nn, x0 = offH + block_at(w, first, first);
+    const cl_ulong offR = r0, offX = x0, rstride = nn, xstride = xs;
     cl_int err = CL_SUCCESS;
     SET_ARG(k, 0, w->dRkk);
     SET_ARG(k, 1, offR);
-    SET_ARG(k, 2, cn);
-    SET_ARG(k, 3, H);
-    SET_ARG(k, 4, offX);
-    SET_ARG(k, 5, xstride);
-    SET_ARG(k, 6, ldx);
-    const size_t groups = (size_t)count * (size_t)((w->n + w->tri_cols - 1) / w->tri_cols);
-    return run_kernel(w, w->k_tri, err, groups * 256, 256, "launching tri_inverse");
+    SET_ARG(k, 2, cldr);
+    SET_ARG(k, 3, rstride);
+    SET_ARG(k, 4, cn);
+    SET_ARG(k, 5, leaf);
+    SET_ARG(k, 6, H);
+    SET_ARG(k, 7, offX);
+    SET_ARG(k, 8, xstride);
+    SET_ARG(k, 9, cldx);
+    const size_t leaves = (n + (size_t)leaf - 1) / (size_t)leaf,
+                 groups = (size_t)count * leaves *
+                          (size_t)((leaf + w->tri_cols - 1) / w->tri_cols);
+    bcl_status s = run_kernel(w, w->k_tri, err, groups * 256, 256, "launching tri_inverse");
+    const CLBlastTranspose no = CLBlastTransposeNo;
+    for (size_t h = (size_t)leaf; h < n && s == BCL_SUCCESS; h *= 2) {
+        const size_t whole = count == 1 ? n / (2 * h) : 0; /* pairs batched along the diagonal */
+        if (whole > 0) {
+            const size_t sx = 2 * h * (ldx + 1), sr = 2 * h * (n + 1);
+            s = gemm_strided(w, no, h, h, h, whole, 1.0, H, x0, sx, ldx, w->dRkk, r0 + h * n, sr,
+                             n, 0.0, w->dS, tmp, h * h, h);
+            if (s == BCL_SUCCESS)
+                s = gemm_strided(w, no, h, h, h, whole, -1.0, w->dS, tmp, h * h, h, H,
+                                 x0 + h * (ldx + 1), sx, ldx, 0.0, H, x0 + h * ldx, sx, ldx);
+        }
+        for (size_t o = 2 * h * whole; o + h < n && s == BCL_SUCCESS; o += 2 * h) {
+            const size_t r = n - o - h < h ? n - o - h : h; /* the right half's width */
+            const size_t c = (size_t)count;
+            s = gemm_strided(w, no, h, r, h, c, 1.0, H, x0 + o * (ldx + 1), xs, ldx, w->dRkk,
+                             r0 + (o + h) * n + o, nn, n, 0.0, w->dS, tmp, h * h, h);
+            if (s == BCL_SUCCESS)
+                s = gemm_strided(w, no, h, r, r, c, -1.0, w->dS, tmp, h * h, h, H,
+                                 x0 + (o + h) * (ldx + 1), xs, ldx, 0.0, H,
+                                 x0 + o + (o + h) * ldx, xs, ldx);
+        }
+    }
+    return s;
 }
 
 static bcl_status copy_rect(bsofi *w, cl_mem src, size_t off_src, size_t ld_src, cl_mem dst,
@@ -1279,13 +1347,17 @@ static bcl_status factor_step_dev(bsofi *w, int k, cl_mem A, size_t offA, cl_mem
     const size_t rt = w->r_t + (size_t)(k & 1) * nn, rt_next = w->r_t + (size_t)((k + 1) & 1) * nn;
     const size_t q00 = qk, q10 = qk + n, q01 = qk + (size_t)n * n2, q11 = q01 + n;
     if (k + 2 < p) {
-        s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q11, n2, A, an, n, 0.0, w->dP, 0, n2);
+        /* products sharing their right operand in one launch each (H100, n = 512: a pair 37 us
+         * and its sums 7, against 25 and 6.5 a product): At_k+1 into the panel's top and R_k,k+1
+         * below it (the factored panel is spent; q10 lies before q11, a stride that wraps
+         * around), then copied into place; R_k,p-1 and Rt_k+1 (rt_next past R_k,p-1) */
+        s = gemm_strided(w, tr, n, n, n, 2, 1.0, w->dQ, q11, q10 - q11, n2, A, an, 0, n, 0.0,
+                         w->dP, 0, n, n2);
         if (s == BCL_SUCCESS)
-            s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q10, n2, A, an, n, 0.0, R, w->r_s + k * nn, n);
+            s = copy_rect(w, w->dP, n, n2, R, w->r_s + k * nn, n, n, n);
         if (s == BCL_SUCCESS)
-            s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q00, n2, R, rt, n, 0.0, R, w->r_l + k * nn, n);
-        if (s == BCL_SUCCESS)
-            s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q01, n2, R, rt, n, 0.0, R, rt_next, n);
+            s = gemm_strided(w, tr, n, n, n, 2, 1.0, w->dQ, q00, q01 - q00, n2, R, rt, 0, n, 0.0, R,
+                             w->r_l + k * nn, rt_next - (w->r_l + k * nn), n);
         return s;
     }
     s = gemm(w, tr, no, n, n, n, 1.0, w->dQ, q01, n2, R, rt, n, 0.0, w->dP, 0, n2);
@@ -1914,8 +1986,9 @@ static void plan_columns(bsofi *w)
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
-             "kernels, %d work-items a panel, %s%s, %s%s; Q^(k) %s; GEMMs on the device); j_F = %d "
-             "of %d block columns inverted column-wise, the rest by rows",
+             "kernels, %d work-items a panel, %s%s, %s%s; Q^(k) %s; GEMMs on the device); R_kk^-1 by "
+             "back substitution on diagonal blocks of %d and GEMMs above them; j_F = %d of %d "
+             "block columns inverted column-wise, the rest by rows",
              w->nb, w->panel_wg,
              !w->panel_rows ? "in global memory"
              : w->panel_rpl ? (w->panel_shuffle ? "in registers by rows, warp shuffles"
@@ -1925,8 +1998,8 @@ static void plan_columns(bsofi *w)
              w->panel_rows && w->panel_x_local ? ", reflector read from local memory" : "",
              w->k_apply_rows ? "applied in one launch" : "applied in row ranges",
              w->v_in_panel ? ", V from the panel" : "",
-             w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)", w->jF,
-             w->p);
+             w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)",
+             w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);
     append_gemm_note(w);
 }
 

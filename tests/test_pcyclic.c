@@ -417,6 +417,16 @@ static void test_variants(void **state)
         unsetenv("BATCHCL_PCYCLIC_PANEL");
         assert_non_null(strstr(bcl_last_kernel(ctx), "in global memory"));
         check_splits(ctx, 3, "device panels j_F");
+        /* R_kk^-1 from leaves of 8 and the GEMMs above them: one block a call (the column
+         * version, pairs along the diagonal batched) and all at once (the row version, each pair
+         * batched over the blocks), whole pairs and a narrower right half (37 = 32 + 5) */
+        setenv("BATCHCL_PCYCLIC_TRI_LEAF", "8", 1);
+        use_method(ctx, 3, 2);
+        check_batch(ctx, 1, 2, GRID_COND, 37, 4, 1, "device panels, tri_inverse leaves of 8");
+        check_batch(ctx, 0, 0, 0, 37, 4, 1, "device panels, tri_inverse leaves of 8");
+        assert_non_null(strstr(bcl_last_kernel(ctx), "diagonal blocks of 8 and GEMMs"));
+        unsetenv("BATCHCL_PCYCLIC_TRI_LEAF");
+        use_method(ctx, 3, 0);
         /* the reflectors read from the factored panel by the applies and V formed once after it
          * (v_from_panel, the register panels' default) against V written by the panel kernel:
          * the same bits, by columns and by rows, with Q^(k) by GEMMs (which read V) and from the
@@ -671,7 +681,7 @@ static int clear_hooks(void **state)
                                         "BATCHCL_GEMM_SPLITS", "BATCHCL_PCYCLIC_APPLY",
                                         "BATCHCL_PCYCLIC_APPLY_CT", "BATCHCL_PCYCLIC_TRI_COLS",
                                         "BATCHCL_PCYCLIC_KEEP", "BATCHCL_PCYCLIC_V_FROM_P",
-                                        "BATCHCL_GEMM_MMA"};
+                                        "BATCHCL_GEMM_MMA", "BATCHCL_PCYCLIC_TRI_LEAF"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
