@@ -56,7 +56,8 @@ const char *bcl_gemm_mma_name(int k)
 }
 
 /* work-group tiles (warps along m x along n, 32 x 32 of C each), largest first: the largest that
- * still gives every compute unit two work-groups, else the smallest */
+ * still gives every compute unit two work-groups, else the largest that does so in ranges of k
+ * (plan_for) */
 static const int tiles[3][2] = {{4, 2}, {2, 2}, {2, 1}};
 
 /* the depth of gemm.cl's slices of k (GEMM_BK: on the H100 slices of 8, in one or two stages in
@@ -88,17 +89,30 @@ static gemm_plan plan_for(const bcl_context *ctx, size_t m, size_t n, size_t k, 
                            ? tile_env[0] - '0'
                            : -1;
     const size_t want = 2 * (size_t)ctx->dev.compute_units;
+    /* each range two slices or more, and no split of a chain shorter than 8 slices (at n = 64 on
+     * the H100 the second launch cost more than the 64^3 products' short chains) */
+    const size_t by_k = k < 8 * GEMM_SLICE ? 1 : k / (2 * GEMM_SLICE);
+    const size_t max_splits = by_k < 16 ? by_k : 16;
     size_t groups = 0;
     for (g.tile = forced >= 0 ? forced : 0;; ++g.tile) {
         groups = tiles_of(&g, m, n, count);
         if (forced >= 0 || g.tile == 2 || groups >= want)
             break;
     }
+    /* where even the smallest tile needs ranges of k, the largest tile that fills the device in
+     * ranges (H100, n = 512: the p-cyclic factorization took 27.3-27.4 ms with its products in
+     * 128 x 64 tiles in more ranges, against 27.9-28.0 in the smallest tiles in fewer) */
+    for (int t = 0; forced < 0 && groups < want && t < g.tile; ++t) {
+        const gemm_plan larger = {t, 1, (int)k};
+        const size_t larger_groups = tiles_of(&larger, m, n, count);
+        if (larger_groups * max_splits >= want) {
+            g.tile = t;
+            groups = larger_groups;
+            break;
+        }
+    }
     const char *split_env = getenv("BATCHCL_GEMM_SPLITS");
     size_t splits = split_env ? (size_t)atoi(split_env) : (want + groups - 1) / groups;
-    /* each range two slices or more, and no split of a chain shorter than 8 slices (at n = 64 on
-     * the H100 the second launch cost more than the 64^3 products' short chains) */
-    const size_t by_k = k < 8 * GEMM_SLICE ? 1 : k / (2 * GEMM_SLICE);
     if (!split_env && splits > by_k)
         splits = by_k;
     splits = splits < 1 ? 1 : splits > 16 ? 16 : splits;
