@@ -1441,7 +1441,7 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
                        bcl_status_string(st), bcl_last_error(ctx));
             } else {
                 const double sec = hu_median(t + 1, o->reps);
-                char plan[512];
+                char plan[1024]; /* bcl_last_kernel holds at most 1023 characters */
                 snprintf(plan, sizeof plan, "%s", bcl_last_kernel(ctx));
                 clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * es, X, 0, NULL, NULL);
                 double res = 0;
