@@ -300,8 +300,8 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
 #ifndef QR_TB
 #define QR_TB 64 /* t_diag_blocks: columns of a diagonal block of the panel's whole T */
 #endif
-#if QR_TB % QR_NB != 0
-#error "t_diag_blocks needs QR_TB a multiple of QR_NB"
+#if QR_TB % QR_NB != 0 || ((QR_TB / QR_NB) & (QR_TB / QR_NB - 1)) != 0
+#error "t_diag_blocks needs QR_TB a power-of-2 multiple of QR_NB"
 #endif
 
 /* A column's norm by Blue's algorithm with LAPACK 3.10 dnrm2's constants: squares summed in three
@@ -1402,7 +1402,9 @@ void tri_inverse(__global const real *R, ulong offR, int ldr, ulong rstride, int
  * recursion column by column took two a column: 47 us a launch at n = 512 on the H100, now 18).
  * The host forms the blocks above these the same way, by GEMMs. */
 #define TD_PAIRS_MAX (QR_TB * QR_TB / 4) /* entries of U = T11 S12 over a width's pairs */
-#define TD_WG 256 /* t_diag_blocks' work-items (64 took 47-57 us a launch at n = 512: latency) */
+#ifndef TD_WG /* t_diag_blocks' work-items (the host passes its own; 64 took 53-57 us a launch */
+#define TD_WG 256 /* at n = 512: latency) */
+#endif
 __kernel __attribute__((reqd_work_group_size(TD_WG, 1, 1)))
 void t_diag_blocks(__global const real *S, ulong offS, __global const real *Tb, ulong offTb, int n,
                    __global real *T, ulong offT)

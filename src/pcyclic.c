@@ -606,9 +606,10 @@ static bcl_status factor_step(bsofi *w, int k, const double *A, const double *B)
     return BCL_SUCCESS;
 }
 
-/* X_kk = R_kk^-1 (host, upper triangular) into H's diagonal block */
 static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t offH, size_t tmp);
 
+/* X_kk = R_kk^-1 (upper triangular) into H's diagonal block: tri_inverse with device panels, else
+ * LAPACK on the host */
 static bcl_status invert_diagonal(bsofi *w, int k, cl_mem H, size_t offH)
 {
     if (w->dev_panels) /* the temporary: dS's block k, W_k's place (formed after) */
@@ -842,7 +843,7 @@ static bcl_status dev_kernels(bsofi *w)
     w->split_rows = split >= 64 && split <= 4096 && split % 64 == 0 ? split
                     : w->n <= 256                                     ? 64
                                                                       : APPLY_SPLIT_ROWS;
-    char opt[200];
+    char opt[320]; /* the panel program's options (about 190 characters at most) */
     int v_from_p = 0; /* the register panels built with -DV_FROM_P */
     const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;
     if (w->panel_rows) {
@@ -899,8 +900,8 @@ static bcl_status dev_kernels(bsofi *w)
         for (;;) {
             /* the kernel's layout: rows a work-item (qr_panel_rows) or a lane (qr_panel_reg) */
             snprintf(opt, sizeof opt,
-                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s%s",
-                     w->nb, QR_WG, QR_TB, w->panel_wg, by_rows ? "RPL" : "ROWS",
+                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DTD_WG=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s%s",
+                     w->nb, QR_WG, QR_TB, TD_WG, w->panel_wg, by_rows ? "RPL" : "ROWS",
                      by_rows ? w->panel_rpl : w->panel_rows, v_from_p ? " -DV_FROM_P" : "",
                      w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
                      extra_opt, w->dbl ? " -DBCL_DOUBLE" : "");
@@ -937,8 +938,8 @@ static bcl_status dev_kernels(bsofi *w)
                                                    : w->n >= 256;
     for (int i = 0; i < 3 && !w->panel_rows; ++i) {
         w->panel_wg = panel_wgs[i];
-        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DPANEL_WG=%d%s", w->nb, QR_WG,
-                 QR_TB, w->panel_wg, w->dbl ? " -DBCL_DOUBLE" : "");
+        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DTD_WG=%d -DPANEL_WG=%d%s",
+                 w->nb, QR_WG, QR_TB, TD_WG, w->panel_wg, w->dbl ? " -DBCL_DOUBLE" : "");
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel", &w->k_panel);
         if (s != BCL_SUCCESS)
             return s;
