@@ -200,6 +200,20 @@ double oracle_eig_match(int n, int dbl, const void *wr, const void *wi, const do
         order[j] = j;
         tol[j] = rcond[j] > 0 ? base / rcond[j] : INFINITY;
     }
+    /* rcond gives a first-order bound, valid only while an eigenvalue lies outside its neighbours'
+     * error disks: one inside a neighbour's disk (a defective eigenvalue's cluster, where LAPACK's
+     * rcond of a semisimple copy can read 0.3 while the copies of a Jordan block read 1e-11) is
+     * coupled to it and takes the larger tolerance, to closure over the cluster */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < n; ++i)
+                if (tol[i] > tol[j] && isfinite(tol[i]) &&
+                    hypot(wr_ref[i] - wr_ref[j], wi_ref[i] - wi_ref[j]) <= tol[i]) {
+                    tol[j] = tol[i];
+                    changed = 1;
+                }
+    }
     /* most sensitive last: well-conditioned eigenvalues choose first */
     for (int i = 1; i < n; ++i)
         for (int j = i; j > 0 && tol[order[j]] < tol[order[j - 1]]; --j) {

@@ -45,8 +45,9 @@ double oracle_fnorm(int n, int dbl, const void *A);
 
 /* Match the computed eigenvalues (wr, wi: float or double) with reference ones as multisets:
  * each reference eigenvalue, most sensitive last, takes the nearest unmatched computed one.
- * Returns the worst |lambda - lambda_ref| / tol_j with tol_j = n eps anorm / rcond_j (infinite
- * on NaN); *where receives the index of the worst reference eigenvalue. */
+ * Returns the worst |lambda - lambda_ref| / tol_j with tol_j = n eps anorm / rcond_j, raised to a
+ * neighbour's tol_i where lambda_j lies within tol_i of lambda_i (infinite on NaN); *where
+ * receives the index of the worst reference eigenvalue. */
 double oracle_eig_match(int n, int dbl, const void *wr, const void *wi, const double *wr_ref,
                         const double *wi_ref, const double *rcond, double anorm, int *where);
 
