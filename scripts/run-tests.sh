@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install dependencies, build, and run the whole test suite twice: a warning-free release build,
-# then AddressSanitizer + UndefinedBehaviorSanitizer with a cold batchcl binary cache (so that
-# every kernel goes through clBuildProgram and the cache's write and read paths under the
-# sanitizers). PoCL's own compile cache is the one the release pass filled: the sanitizer pass
+# then AddressSanitizer + UndefinedBehaviorSanitizer with a cold batchcl cache (so that every
+# kernel goes through clBuildProgram under the sanitizers; on PoCL, batchcl keeps no program
+# binaries by default, and test_program switches them on to run the cache's write and read paths).
+# PoCL's own compile cache is the one the release pass filled: the sanitizer pass
 # builds the same sources with the same options, and compiling them again (10-30 s each on 2
 # cores, about 20 minutes in all) exercised PoCL's LLVM rather than this library. Tests run on
 # BATCHCL_TEST_DEVICE, else the default device (the first GPU, else the CPU through PoCL). The

@@ -289,10 +289,29 @@ static void query_device(bcl_context *ctx)
     query_architecture(ctx);
 }
 
+/* PoCL caches every kernel it compiles on disk itself (its kcache, keyed by source, options and
+ * work-group size), and reading a program's binary makes it compile every kernel of the program
+ * once more for an unknown work-group size: on a cold cache that cost more than the kernels in
+ * use (the p-cyclic panel kernel with PANEL_ROWS: 103 s against 7.7 s for the size launched). So
+ * program binaries are cached for other drivers only; BATCHCL_BINARY_CACHE=on|off decides. */
+static int binary_cache_wanted(const bcl_context *ctx)
+{
+    const char *env = getenv("BATCHCL_BINARY_CACHE");
+    if (env && (!strcmp(env, "on") || !strcmp(env, "1")))
+        return 1;
+    if (env && (!strcmp(env, "off") || !strcmp(env, "0")))
+        return 0;
+    char platform_name[256] = "";
+    clGetPlatformInfo(ctx->platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name,
+                      NULL);
+    return strstr(platform_name, "Portable Computing Language") == NULL;
+}
+
 static void default_cache_dir(bcl_context *ctx)
 {
     const char *env = getenv("BATCHCL_CACHE_DIR");
     ctx->cache_dir[0] = 0;
+    ctx->binary_cache = binary_cache_wanted(ctx);
     if (env) {
         if (*env && strcmp(env, "off") != 0)
             snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", env);

@@ -106,6 +106,7 @@ struct bcl_context {
     bcl_params forced;
     char *kernel_path;  /* NULL: default search order */
     char cache_dir[1024]; /* empty: disk cache disabled */
+    int binary_cache;     /* program binaries go to cache_dir (not on PoCL, which keeps its own) */
     bcl_program_entry *programs;
     bcl_kernel_entry *kernels;
     bcl_pinned *pinned;

@@ -271,7 +271,7 @@ static bcl_status build_program(bcl_context *ctx, const char *file, const char *
     snprintf(full_options, sizeof full_options, "-cl-std=CL1.2 %s%s%s", options, extra ? " " : "",
              extra ? extra : "");
     char cache_path[1200] = "";
-    if (ctx->cache_dir[0])
+    if (ctx->cache_dir[0] && ctx->binary_cache)
         cache_file_name(ctx, source, full_options, cache_path, sizeof cache_path);
 
     cl_int err;

@@ -140,11 +140,17 @@ static void test_kernel_dir_env_and_build_log(void **state)
     remove_tree(dir);
 }
 
-static void run_with_cache(const char *dir)
+/* binary_cache: "on", "off", or NULL for the device's default (off on PoCL: it keeps its own) */
+static void run_with_cache(const char *dir, const char *binary_cache)
 {
     setenv("BATCHCL_CACHE_DIR", dir, 1);
+    if (binary_cache)
+        setenv("BATCHCL_BINARY_CACHE", binary_cache, 1);
+    else
+        unsetenv("BATCHCL_BINARY_CACHE");
     bcl_context *ctx = tu_context();
     unsetenv("BATCHCL_CACHE_DIR");
+    unsetenv("BATCHCL_BINARY_CACHE");
     TU_STATUS(ctx, BCL_SUCCESS, solve(ctx));
     assert_int_equal(info[0], 0);
     assert_true(oracle_sysv_residual(N, 1, 0, A, B, X) < 30);
@@ -156,7 +162,19 @@ static void test_binary_cache(void **state)
     (void)state;
     char dir[512], names[8][1024];
     make_temp_dir(dir, sizeof dir);
-    run_with_cache(dir);
+    /* switched off, nothing is written */
+    run_with_cache(dir, "off");
+    assert_int_equal(cache_files(dir, names, 8), 0);
+    /* by default, binaries are kept on every driver but PoCL */
+    bcl_context *probe = tu_context();
+    bcl_device_info d;
+    bcl_device_info_get(probe, &d);
+    bcl_destroy(probe);
+    run_with_cache(dir, NULL);
+    assert_int_equal(cache_files(dir, names, 8), strncmp(d.architecture, "pocl-", 5) ? 1 : 0);
+    remove_tree(dir);
+    make_temp_dir(dir, sizeof dir);
+    run_with_cache(dir, "on");
     assert_int_equal(cache_files(dir, names, 8), 1);
     assert_true(valid_cache_file(names[0]));
 
@@ -164,7 +182,7 @@ static void test_binary_cache(void **state)
     struct stat before, after;
     stat(names[0], &before);
     sleep(1);
-    run_with_cache(dir);
+    run_with_cache(dir, "on");
     stat(names[0], &after);
     assert_true(before.st_mtime == after.st_mtime);
 
@@ -175,14 +193,14 @@ static void test_binary_cache(void **state)
     fseek(f, 100, SEEK_SET);
     fputc(c ^ 0xff, f);
     fclose(f);
-    run_with_cache(dir);
+    run_with_cache(dir, "on");
     assert_true(valid_cache_file(names[0]));
 
     /* truncated */
     f = fopen(names[0], "wb");
     fputs("BCLB", f);
     fclose(f);
-    run_with_cache(dir);
+    run_with_cache(dir, "on");
     assert_true(valid_cache_file(names[0]));
 
     /* intact framing around garbage: the OpenCL implementation rejects it, it is rebuilt */
@@ -200,7 +218,7 @@ static void test_binary_cache(void **state)
     fwrite(&sum, sizeof sum, 1, f);
     fwrite(junk, 1, sizeof junk, f);
     fclose(f);
-    run_with_cache(dir);
+    run_with_cache(dir, "on");
     assert_true(valid_cache_file(names[0]));
     struct stat st;
     stat(names[0], &st);
@@ -208,7 +226,7 @@ static void test_binary_cache(void **state)
     remove_tree(dir);
 
     /* an unwritable cache directory is not an error */
-    run_with_cache("/proc/batchcl-cannot-exist/cache");
+    run_with_cache("/proc/batchcl-cannot-exist/cache", "on");
 }
 
 int main(void)
