@@ -168,6 +168,9 @@ bcl_status bcl_get_kernel(bcl_context *ctx, const char *file, const char *option
 /* The whole file, NUL-terminated (malloc'd), its length in *len; NULL when it cannot be read. */
 char *bcl_read_file(const char *path, size_t *len);
 
+/* mkdir -p: nonzero when the directory exists afterwards. */
+int bcl_make_dirs(const char *dir);
+
 /* share/batchcl/<sub> beside the library's directory (an installed tree that was moved). */
 void bcl_relative_data_dir(char *out, size_t cap, const char *sub);
 /* A search path "$env_name:<beside the library>/share/batchcl/<sub>:installed:source" (malloc'd). */

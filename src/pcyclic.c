@@ -1897,7 +1897,11 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
             u.source = "not measured";
             bcl_clear_error(ctx);
         }
-        FILE *f = path[0] && u.m.dev_gemm_flops > 0 ? fopen(path, "a") : NULL;
+        /* the directory may not exist yet (program binaries, which create it, are not kept on
+         * every device) */
+        FILE *f = path[0] && u.m.dev_gemm_flops > 0 && bcl_make_dirs(ctx->cache_dir)
+                      ? fopen(path, "a")
+                      : NULL;
         if (f) {
             fprintf(f, "%d %d %.6g %.6g %.6g\n", u.n, u.dbl, u.m.host_step_s, u.m.dev_gemm_flops,
                     u.m.dev_gemm_call_s);

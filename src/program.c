@@ -188,7 +188,7 @@ static unsigned char *read_cached_binary(const char *path, size_t *len)
     return bin;
 }
 
-static int make_dirs(const char *dir)
+int bcl_make_dirs(const char *dir)
 {
     char tmp[1024];
     snprintf(tmp, sizeof tmp, "%s", dir);
@@ -214,7 +214,7 @@ static void write_cached_binary(const bcl_context *ctx, const char *path, cl_pro
         return;
     unsigned char *bins[1] = {bin};
     if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) != CL_SUCCESS ||
-        !make_dirs(ctx->cache_dir)) {
+        !bcl_make_dirs(ctx->cache_dir)) {
         free(bin);
         return;
     }
