@@ -192,31 +192,43 @@ double oracle_eig_match(int n, int dbl, const void *wr, const void *wi, const do
                         const double *wi_ref, const double *rcond, double anorm, int *where)
 {
     int *order = malloc(sizeof *order * (size_t)n), *used = calloc((size_t)n, sizeof *used);
-    double *tol = malloc(sizeof *tol * (size_t)n);
+    double *tol = malloc(sizeof *tol * (size_t)n), *first = malloc(sizeof *first * (size_t)n),
+           *reach = malloc(sizeof *reach * (size_t)n);
     const double eps = oracle_eps(dbl);
     /* the floor keeps a zero matrix's exact eigenvalues testable */
     const double base = (anorm > 0 ? anorm : 1) * n * eps;
     for (int j = 0; j < n; ++j) {
         order[j] = j;
-        tol[j] = rcond[j] > 0 ? base / rcond[j] : INFINITY;
+        first[j] = tol[j] = rcond[j] > 0 ? base / rcond[j] : INFINITY;
     }
-    /* rcond gives a first-order bound, valid only while an eigenvalue lies outside its neighbours'
-     * error disks: one inside a neighbour's disk (a defective eigenvalue's cluster, where LAPACK's
-     * rcond of a semisimple copy can read 0.3 while the copies of a Jordan block read 1e-11) is
-     * coupled to it and takes the larger tolerance, to closure over the cluster */
+    /* rcond gives a first-order bound, valid only outside the neighbours' error disks. In a
+     * defective eigenvalue's cluster LAPACK's rcond of a semisimple copy can read 0.3 while the
+     * copies of a Jordan block read 1e-11, and their first-order disks (1e-4 in double) overstate
+     * how far they move: about their own spacing, as the reference copies show. So an eigenvalue
+     * within min(tol_i, 4 x the distance from lambda_i to its nearest neighbour) of lambda_i is
+     * coupled to it and takes tol_i, to closure over the cluster; distinct eigenvalues further
+     * apart keep their own tolerances. */
+    for (int i = 0; i < n; ++i) {
+        double nearest = INFINITY;
+        for (int k = 0; k < n; ++k)
+            if (k != i)
+                nearest = fmin(nearest, hypot(wr_ref[k] - wr_ref[i], wi_ref[k] - wi_ref[i]));
+        reach[i] = fmin(first[i], 4 * nearest);
+    }
     for (int changed = 1; changed;) {
         changed = 0;
         for (int j = 0; j < n; ++j)
             for (int i = 0; i < n; ++i)
                 if (tol[i] > tol[j] && isfinite(tol[i]) &&
-                    hypot(wr_ref[i] - wr_ref[j], wi_ref[i] - wi_ref[j]) <= tol[i]) {
+                    hypot(wr_ref[i] - wr_ref[j], wi_ref[i] - wi_ref[j]) <=
+                        fmax(reach[i], reach[j])) {
                     tol[j] = tol[i];
                     changed = 1;
                 }
     }
-    /* most sensitive last: well-conditioned eigenvalues choose first */
+    /* most sensitive last (by the first-order bounds): well-conditioned eigenvalues choose first */
     for (int i = 1; i < n; ++i)
-        for (int j = i; j > 0 && tol[order[j]] < tol[order[j - 1]]; --j) {
+        for (int j = i; j > 0 && first[order[j]] < first[order[j - 1]]; --j) {
             const int t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
@@ -252,6 +264,8 @@ double oracle_eig_match(int n, int dbl, const void *wr, const void *wi, const do
     free(order);
     free(used);
     free(tol);
+    free(first);
+    free(reach);
     return worst;
 }
 

@@ -45,8 +45,9 @@ double oracle_fnorm(int n, int dbl, const void *A);
 
 /* Match the computed eigenvalues (wr, wi: float or double) with reference ones as multisets:
  * each reference eigenvalue, most sensitive last, takes the nearest unmatched computed one.
- * Returns the worst |lambda - lambda_ref| / tol_j with tol_j = n eps anorm / rcond_j, raised to a
- * neighbour's tol_i where lambda_j lies within tol_i of lambda_i (infinite on NaN); *where
+ * Returns the worst |lambda - lambda_ref| / tol_j (infinite on NaN), with tol_j = n eps anorm /
+ * rcond_j raised, to closure, to the tol_i of a coupled neighbour: one within min(tol_i, 4 x its
+ * nearest neighbour's distance) of it, either way round (a defective eigenvalue's cluster); *where
  * receives the index of the worst reference eigenvalue. */
 double oracle_eig_match(int n, int dbl, const void *wr, const void *wi, const double *wr_ref,
                         const double *wi_ref, const double *rcond, double anorm, int *where);
