@@ -18,7 +18,9 @@
  *  - A bcl_context is not thread-safe: use one context per host thread.
  *
  * Environment: BATCHCL_DEVICE (device choice), BATCHCL_KERNEL_DIR (kernel sources),
- * BATCHCL_CACHE_DIR (program binaries; "off" disables, default ~/.cache/batchcl),
+ * BATCHCL_CACHE_DIR (program binaries and measured models; "off" disables, default
+ * ~/.cache/batchcl), BATCHCL_BINARY_CACHE=on|off (keep program binaries there; default on, off on
+ * PoCL's CPU devices, which cache their compiled kernels themselves),
  * BATCHCL_DEVICE_MEMORY_LIMIT (bytes of device memory the library may plan for),
  * BATCHCL_ZERO_COPY=0 (copy through device buffers even on devices sharing host memory),
  * BATCHCL_STAGING=0|1 (stage pageable host memory through pinned buffers; default on discrete GPUs),

@@ -290,10 +290,11 @@ static void query_device(bcl_context *ctx)
 }
 
 /* PoCL caches every kernel it compiles on disk itself (its kcache, keyed by source, options and
- * work-group size), and reading a program's binary makes it compile every kernel of the program
- * once more for an unknown work-group size: on a cold cache that cost more than the kernels in
- * use (the p-cyclic panel kernel with PANEL_ROWS: 103 s against 7.7 s for the size launched). So
- * program binaries are cached for other drivers only; BATCHCL_BINARY_CACHE=on|off decides. */
+ * work-group size), and reading a program's binary makes its CPU device compile every kernel of
+ * the program once more for an unknown work-group size: on a cold cache that cost more than the
+ * kernels in use (the p-cyclic panel kernel with PANEL_ROWS: 103 s against 7.7 s for the size
+ * launched). So program binaries are cached for every device but PoCL's CPU devices (PoCL's other
+ * devices were not measured); BATCHCL_BINARY_CACHE=on|off (or 1|0) decides. */
 static int binary_cache_wanted(const bcl_context *ctx)
 {
     const char *env = getenv("BATCHCL_BINARY_CACHE");
@@ -304,7 +305,7 @@ static int binary_cache_wanted(const bcl_context *ctx)
     char platform_name[256] = "";
     clGetPlatformInfo(ctx->platform, CL_PLATFORM_NAME, sizeof platform_name - 1, platform_name,
                       NULL);
-    return strstr(platform_name, "Portable Computing Language") == NULL;
+    return ctx->dev.is_gpu || strstr(platform_name, "Portable Computing Language") == NULL;
 }
 
 static void default_cache_dir(bcl_context *ctx)
