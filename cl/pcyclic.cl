@@ -841,9 +841,6 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
 #undef PW_X
         }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (warp == 0)
-        t_from_gram(gram, tau_l, nbk, lane, T + offT);
     UNROLL
     for (int c = 0; c < PW_CPW; ++c) {
         const int gc = warp * PW_CPW + c;
@@ -858,6 +855,10 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             }
         }
     }
+    /* T after the stores, which drain meanwhile */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (warp == 0)
+        t_from_gram(gram, tau_l, nbk, lane, T + offT);
 }
 
 #else /* PANEL_RPL */
@@ -1036,9 +1037,6 @@ void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk
             tau_l[j] = tau;
         }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (warp == 0)
-        t_from_gram(gram, tau_l, nbk, lane, T + offT);
     UNROLL
     for (int i = 0; i < PANEL_RPL; ++i) {
         const int r = j0 + lid + PANEL_WG * i;
@@ -1053,6 +1051,10 @@ void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk
             }
         }
     }
+    /* T after the stores, which drain meanwhile */
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (warp == 0)
+        t_from_gram(gram, tau_l, nbk, lane, T + offT);
 }
 #endif /* PANEL_RPL */
 
@@ -1204,6 +1206,7 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
                    int ldc, int ncols)
 {
     __local real w_l[AP_K], w2_l[AP_K]; /* W and T' W, [v APPLY_CT + c] */
+    __local real t_l[QR_NB * QR_NB];
 #ifdef BCL_PTX_SHUFFLE
     __local real part[AP_H][8 * 32]; /* the warps' sums */
 #else
@@ -1214,6 +1217,10 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
     V += offV + (size_t)j0 * ldv;
     C += offC + (size_t)c0 * ldc;
     T += offT;
+    /* T into local memory first, its loads in flight with the rows': T' W read it from global
+     * memory in a chain of dependent loads (up to QR_NB) after the reduction */
+    for (int e = lid; e < QR_NB * QR_NB; e += QR_WG)
+        t_l[e] = T[e];
     real acc[AP_H][32]; /* [(v APPLY_CT + c) / 32][% 32] */
     UNROLL
     for (int h = 0; h < AP_H; ++h)
@@ -1279,10 +1286,10 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
         real s = 0;
         if (trans)
             for (int u = 0; u <= v; ++u)
-                s += T[v * QR_NB + u] * w_l[u * APPLY_CT + c];
+                s += t_l[v * QR_NB + u] * w_l[u * APPLY_CT + c];
         else
             for (int u = v; u < QR_NB; ++u)
-                s += T[u * QR_NB + v] * w_l[u * APPLY_CT + c];
+                s += t_l[u * QR_NB + v] * w_l[u * APPLY_CT + c];
         w2_l[lid] = s;
     }
     barrier(CLK_LOCAL_MEM_FENCE);

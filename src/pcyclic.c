@@ -872,7 +872,16 @@ static bcl_status dev_kernels(bsofi *w)
             w->apply_rpl = 1;
             while (QR_WG * w->apply_rpl < 2 * w->n)
                 w->apply_rpl *= 2;
-            w->apply_ct = 32 / w->nb;
+            /* 32 entries of W a group, or 64 where the widest apply (n - nb columns) would
+             * take more groups than the device has compute units and a work-item holds at most
+             * 4 rows: at about 200 registers a work-item a group fills a compute unit, and on
+             * the H100 (132 of them) a second wave took a launch at n = 512 from 10.8 to 19 us.
+             * With 64 entries (bench pcyclic --order 10000, two rounds, against 32) n = 512 took
+             * 41.5 / 41.6 ms against 42.6 / 42.6 and n = 256 31.8 / 31.8 against 32.7 / 32.9,
+             * but n = 1024 (8 rows a work-item) 67.7 / 67.7 against 67.4 / 67.4 */
+            const int widest = (w->n - w->nb + 32 / w->nb - 1) / (32 / w->nb);
+            const int wide = widest > (int)w->ctx->dev.compute_units && w->apply_rpl <= 4;
+            w->apply_ct = (wide ? 64 : 32) / w->nb;
             if ((ct == 1 || ct == 2 || ct == 4 || ct == 8) && ct * w->nb % 32 == 0 &&
                 ct * w->nb <= 64)
                 w->apply_ct = ct;
@@ -1989,9 +1998,13 @@ static void plan_columns(bsofi *w)
     }
     const int forced = prm.pcyclic_cv_columns;
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
+    char apply_ct[48] = "";
+    if (w->k_apply_rows)
+        snprintf(apply_ct, sizeof apply_ct, " (%d columns, W of %d entries, a group)", w->apply_ct,
+                 w->apply_ct * w->nb);
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
-             "kernels, %d work-items a panel, %s%s, %s%s; Q^(k) %s; GEMMs on the device); R_kk^-1 by "
+             "kernels, %d work-items a panel, %s%s, %s%s%s; Q^(k) %s; GEMMs on the device); R_kk^-1 by "
              "back substitution on diagonal blocks of %d and GEMMs above them; j_F = %d of %d "
              "block columns inverted column-wise, the rest by rows",
              w->nb, w->panel_wg,
@@ -2001,7 +2014,7 @@ static void plan_columns(bsofi *w)
              : w->panel_shuffle ? "in registers, warp shuffles"
                                 : "in registers, warp sums in local memory",
              w->panel_rows && w->panel_x_local ? ", reflector read from local memory" : "",
-             w->k_apply_rows ? "applied in one launch" : "applied in row ranges",
+             w->k_apply_rows ? "applied in one launch" : "applied in row ranges", apply_ct,
              w->v_in_panel ? ", V from the panel" : "",
              w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)",
              w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);

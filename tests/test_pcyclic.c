@@ -341,20 +341,32 @@ static void test_variants(void **state)
         if (!strstr(bcl_last_kernel(ctx), "applied in row ranges"))
             fail_msg("expected qr_apply's row ranges in: %s", bcl_last_kernel(ctx));
         /* the block reflectors applied in one launch (qr_apply_rows, the default on NVIDIA):
-         * 32 entries of W a group in blocks of 32 (one column a group), of 8 (four; n = 70, the
-         * factorization) and of 8 building Q^(k) from the identity (n = 37); in the full run
-         * two rows a work-item (n = 150) and 64 entries of W (two reductions) */
+         * 32 entries of W a group in blocks of 32 (one column a group, forced: with more groups
+         * than compute units, as on PoCL's few, the default is 64); 64 by default in blocks of
+         * 8 (eight columns a group, two reductions; n = 70, the factorization) and of 8
+         * building Q^(k) from the identity (n = 37); in the full run two rows a work-item
+         * (n = 150, 32 entries) and 64 entries in blocks of 16 */
         setenv("BATCHCL_PCYCLIC_APPLY", "rows", 1);
+        setenv("BATCHCL_PCYCLIC_APPLY_CT", "1", 1);
         check_batch(ctx, 1, 2, GRID_COND, 40, 3, 1, "device panels, applies in one launch");
-        if (!strstr(bcl_last_kernel(ctx), "applied in one launch"))
-            fail_msg("expected qr_apply_rows in: %s", bcl_last_kernel(ctx));
+        if (!strstr(bcl_last_kernel(ctx), "applied in one launch (1 columns, W of 32 entries"))
+            fail_msg("expected qr_apply_rows, 32 entries of W in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_APPLY_CT");
         setenv("BATCHCL_PCYCLIC_NB", "8", 1);
         check_batch(ctx, 1, 0, 0, 70, 2, 1, "device panels, blocks of 8, applies in one launch");
+        bcl_device_info dev;
+        TU_STATUS(ctx, BCL_SUCCESS, bcl_device_info_get(ctx, &dev));
+        /* the widest apply, 62 columns, takes 16 groups of 4 */
+        const char *entries = 16 > dev.compute_units ? "W of 64 entries" : "W of 32 entries";
+        if (!strstr(bcl_last_kernel(ctx), entries))
+            fail_msg("expected %s (%u compute units) in: %s", entries, dev.compute_units,
+                     bcl_last_kernel(ctx));
         setenv("BATCHCL_PCYCLIC_QFORM", "apply", 1);
         check_batch(ctx, 0, 0, 0, 37, 2, 1, "device panels, blocks of 8, Q in one launch");
         unsetenv("BATCHCL_PCYCLIC_QFORM");
         if (!tu_quick()) {
             setenv("BATCHCL_PCYCLIC_NB", "16", 1);
+            setenv("BATCHCL_PCYCLIC_APPLY_CT", "2", 1);
             check_batch(ctx, 1, 0, 0, 150, 2, 1, "device panels, applies, two rows a work-item");
             setenv("BATCHCL_PCYCLIC_APPLY_CT", "4", 1);
             /* and tri_inverse's 4 columns a group in local memory, as at n > 512 */
