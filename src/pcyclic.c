@@ -843,6 +843,13 @@ static bcl_status dev_kernels(bsofi *w)
     w->split_rows = split >= 64 && split <= 4096 && split % 64 == 0 ? split
                     : w->n <= 256                                     ? 64
                                                                       : APPLY_SPLIT_ROWS;
+    /* Q^(k) by GEMMs from n = 256 on (qr_apply passes over Q once per block of nb columns: on the
+     * H100 the GEMMs took BSOF from 133 to 100 ms at n = 1024, 52.5 to 46.2 at 512, 32.2 to 31.6
+     * at 256); BATCHCL_PCYCLIC_QFORM=gemm or apply forces either */
+    const char *qform = getenv("BATCHCL_PCYCLIC_QFORM");
+    w->q_gemm = qform && !strcmp(qform, "gemm")    ? 1
+                : qform && !strcmp(qform, "apply") ? 0
+                                                   : w->n >= 256;
     char opt[320]; /* the panel program's options (about 190 characters at most) */
     int v_from_p = 0; /* the register panels built with -DV_FROM_P */
     const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;
@@ -861,7 +868,7 @@ static bcl_status dev_kernels(bsofi *w)
         const int wg = wg_env ? atoi(wg_env) : 0;
         w->panel_wg = !by_rows && wg == 512 && wg / 32 <= w->nb ? wg : 256;
         /* the block reflectors applied by qr_apply_rows (one launch, QR_WG apply_rpl >= 2n
-         * rows, nb apply_ct = 32 entries of W a group) on NVIDIA, by qr_apply's row ranges
+         * rows, nb apply_ct = 32 or 64 entries of W a group) on NVIDIA, by qr_apply's row ranges
          * elsewhere; BATCHCL_PCYCLIC_APPLY=rows or ranges forces either and
          * BATCHCL_PCYCLIC_APPLY_CT=1, 2, 4 or 8 sets the columns a group (tests, A/B) */
         const char *apply_env = getenv("BATCHCL_PCYCLIC_APPLY");
@@ -872,14 +879,18 @@ static bcl_status dev_kernels(bsofi *w)
             w->apply_rpl = 1;
             while (QR_WG * w->apply_rpl < 2 * w->n)
                 w->apply_rpl *= 2;
-            /* 32 entries of W a group, or 64 where the widest apply (n - nb columns) would
+            /* 32 entries of W a group, or 64 where the widest apply (the factorization's n - nb
+             * columns, or building Q^(k) from the block reflectors the identity's 2n) would
              * take more groups than the device has compute units and a work-item holds at most
              * 4 rows: at about 200 registers a work-item a group fills a compute unit, and on
              * the H100 (132 of them) a second wave took a launch at n = 512 from 10.8 to 19 us.
-             * With 64 entries (bench pcyclic --order 10000, two rounds, against 32) n = 512 took
-             * 41.5 / 41.6 ms against 42.6 / 42.6 and n = 256 31.8 / 31.8 against 32.7 / 32.9,
-             * but n = 1024 (8 rows a work-item) 67.7 / 67.7 against 67.4 / 67.4 */
-            const int widest = (w->n - w->nb + 32 / w->nb - 1) / (32 / w->nb);
+             * With 64 entries (bench pcyclic --order 10000, against 32, same run) n = 512 took
+             * 41.5 / 41.6 ms against 42.6 / 42.6, n = 256 31.8 / 31.8 against 32.7 / 32.9, 160
+             * 31.1 / 31.3 / 31.2 against 33.8 / 33.5 / 33.8, 128 25.5 / 25.8 / 25.5 against
+             * 27.1 / 26.7 / 27.0 (64: the same), but n = 1024 (8 rows a work-item) 67.7 / 67.7
+             * against 67.4 / 67.4 */
+            const int cols = w->q_gemm ? w->n - w->nb : 2 * w->n;
+            const int widest = (cols + 32 / w->nb - 1) / (32 / w->nb);
             const int wide = widest > (int)w->ctx->dev.compute_units && w->apply_rpl <= 4;
             w->apply_ct = (wide ? 64 : 32) / w->nb;
             if ((ct == 1 || ct == 2 || ct == 4 || ct == 8) && ct * w->nb % 32 == 0 &&
@@ -938,13 +949,6 @@ static bcl_status dev_kernels(bsofi *w)
         w->tri_cols = 8;
         w->nb = 32;
     }
-    /* Q^(k) by GEMMs from n = 256 on (qr_apply passes over Q once per block of nb columns: on the
-     * H100 the GEMMs took BSOF from 133 to 100 ms at n = 1024, 52.5 to 46.2 at 512, 32.2 to 31.6
-     * at 256); BATCHCL_PCYCLIC_QFORM=gemm or apply forces either */
-    const char *qform = getenv("BATCHCL_PCYCLIC_QFORM");
-    w->q_gemm = qform && !strcmp(qform, "gemm")    ? 1
-                : qform && !strcmp(qform, "apply") ? 0
-                                                   : w->n >= 256;
     for (int i = 0; i < 3 && !w->panel_rows; ++i) {
         w->panel_wg = panel_wgs[i];
         snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DTD_WG=%d -DPANEL_WG=%d%s",
@@ -1998,10 +2002,10 @@ static void plan_columns(bsofi *w)
     }
     const int forced = prm.pcyclic_cv_columns;
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
-    char apply_ct[48] = "";
+    char apply_ct[64] = "";
     if (w->k_apply_rows)
-        snprintf(apply_ct, sizeof apply_ct, " (%d columns, W of %d entries, a group)", w->apply_ct,
-                 w->apply_ct * w->nb);
+        snprintf(apply_ct, sizeof apply_ct, " (a group: %d of C's columns, W of %d entries)",
+                 w->apply_ct, w->apply_ct * w->nb);
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
              "kernels, %d work-items a panel, %s%s, %s%s%s; Q^(k) %s; GEMMs on the device); R_kk^-1 by "

@@ -275,6 +275,20 @@ static void test_scaled_blocks(void **state)
     bcl_destroy(ctx);
 }
 
+/* the last call's plan names qr_apply_rows' width: `want` where given, else the host's rule for
+ * an apply whose widest launch takes groups_at_32 work-groups at 32 entries of W (64 entries
+ * where those exceed the device's compute units) */
+static void expect_w_entries(bcl_context *ctx, int groups_at_32, const char *want)
+{
+    bcl_device_info dev;
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_device_info_get(ctx, &dev));
+    if (!want)
+        want = groups_at_32 > (int)dev.compute_units ? "W of 64 entries" : "W of 32 entries";
+    if (!strstr(bcl_last_kernel(ctx), want))
+        fail_msg("expected \"%s\" (%u compute units) in: %s", want, dev.compute_units,
+                 bcl_last_kernel(ctx));
+}
+
 /* every split between the column and row versions, forced, and stated in the plan */
 static void check_splits(bcl_context *ctx, int method, const char *what)
 {
@@ -340,29 +354,29 @@ static void test_variants(void **state)
         unsetenv("BATCHCL_PCYCLIC_SPLIT_ROWS");
         if (!strstr(bcl_last_kernel(ctx), "applied in row ranges"))
             fail_msg("expected qr_apply's row ranges in: %s", bcl_last_kernel(ctx));
-        /* the block reflectors applied in one launch (qr_apply_rows, the default on NVIDIA):
-         * 32 entries of W a group in blocks of 32 (one column a group, forced: with more groups
-         * than compute units, as on PoCL's few, the default is 64); 64 by default in blocks of
-         * 8 (eight columns a group, two reductions; n = 70, the factorization) and of 8
-         * building Q^(k) from the identity (n = 37); in the full run two rows a work-item
+        /* the block reflectors applied in one launch (qr_apply_rows, the default on NVIDIA),
+         * W of 32 entries a group and, where the widest apply would take more groups than the
+         * device has compute units, of 64: 32 forced in blocks of 32 (one column a group) and
+         * of 8 (four; n = 70, the factorization); the default in blocks of 32 (n = 40, its
+         * widest apply building Q^(k) from the identity's 80 columns: 64 entries, two columns a
+         * group, on PoCL's few compute units) and of 8 (n = 37, 74 columns in 19 groups of 4:
+         * on PoCL eight columns a group, two reductions); in the full run two rows a work-item
          * (n = 150, 32 entries) and 64 entries in blocks of 16 */
         setenv("BATCHCL_PCYCLIC_APPLY", "rows", 1);
         setenv("BATCHCL_PCYCLIC_APPLY_CT", "1", 1);
         check_batch(ctx, 1, 2, GRID_COND, 40, 3, 1, "device panels, applies in one launch");
-        if (!strstr(bcl_last_kernel(ctx), "applied in one launch (1 columns, W of 32 entries"))
-            fail_msg("expected qr_apply_rows, 32 entries of W in: %s", bcl_last_kernel(ctx));
+        expect_w_entries(ctx, 0, "applied in one launch (a group: 1 of C's columns, W of 32");
         unsetenv("BATCHCL_PCYCLIC_APPLY_CT");
+        check_batch(ctx, 1, 0, 0, 40, 2, 1, "device panels, applies, the default width");
+        expect_w_entries(ctx, 80, NULL);
         setenv("BATCHCL_PCYCLIC_NB", "8", 1);
+        setenv("BATCHCL_PCYCLIC_APPLY_CT", "4", 1);
         check_batch(ctx, 1, 0, 0, 70, 2, 1, "device panels, blocks of 8, applies in one launch");
-        bcl_device_info dev;
-        TU_STATUS(ctx, BCL_SUCCESS, bcl_device_info_get(ctx, &dev));
-        /* the widest apply, 62 columns, takes 16 groups of 4 */
-        const char *entries = 16 > dev.compute_units ? "W of 64 entries" : "W of 32 entries";
-        if (!strstr(bcl_last_kernel(ctx), entries))
-            fail_msg("expected %s (%u compute units) in: %s", entries, dev.compute_units,
-                     bcl_last_kernel(ctx));
+        expect_w_entries(ctx, 0, "(a group: 4 of C's columns, W of 32 entries)");
+        unsetenv("BATCHCL_PCYCLIC_APPLY_CT");
         setenv("BATCHCL_PCYCLIC_QFORM", "apply", 1);
         check_batch(ctx, 0, 0, 0, 37, 2, 1, "device panels, blocks of 8, Q in one launch");
+        expect_w_entries(ctx, 19, NULL);
         unsetenv("BATCHCL_PCYCLIC_QFORM");
         if (!tu_quick()) {
             setenv("BATCHCL_PCYCLIC_NB", "16", 1);
