@@ -1329,19 +1329,30 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
 }
 #endif
 
-/* R (n x n, zeros below the diagonal) from the upper triangle of P; a zero or NaN R(i,i) lowers
- * *bad to first + i + 1 (the problem's info, 1-based over the N x N R). */
+/* Entry e (< n^2) of R (n x n, zeros below the diagonal) from the upper triangle of P; a zero or
+ * NaN R(i,i) lowers *bad to first + i + 1 (the problem's info, 1-based over the N x N R). */
+static void take_r_entry(__global const real *P, int ldp, int n, __global real *R,
+                         __global int *bad, int first, int e)
+{
+    const int r = e % n, c = e / n;
+    const real x = P[(size_t)c * ldp + r];
+    R[e] = r <= c ? x : 0;
+    if (r == c && (x == 0 || isnan(x)))
+        atomic_min(bad, first + r + 1);
+}
+
+/* entry e (< m^2) of Q = I (m x m, leading dimension ld) */
+static void identity_entry(__global real *Q, int ld, int m, int e)
+{
+    Q[(size_t)(e / m) * ld + e % m] = e / m == e % m ? 1 : 0;
+}
+
 __kernel void qr_take_r(__global const real *P, ulong offP, int ldp, int n, __global real *R,
                         ulong offR, __global int *bad, ulong offBad, int first)
 {
     const int e = (int)get_global_id(0);
-    if (e >= n * n)
-        return;
-    const int r = e % n, c = e / n;
-    const real x = P[offP + (size_t)c * ldp + r];
-    R[offR + e] = r <= c ? x : 0;
-    if (r == c && (x == 0 || isnan(x)))
-        atomic_min(bad + offBad, first + r + 1);
+    if (e < n * n)
+        take_r_entry(P + offP, ldp, n, R + offR, bad + offBad, first, e);
 }
 
 /* X = R^-1 for the leaves of `count` upper triangular n x n blocks: the diagonal blocks of `leaf`
@@ -1478,17 +1489,26 @@ void t_diag_blocks(__global const real *S, ulong offS, __global const real *Tb, 
     }
 }
 
-/* V (m x n, leading dimension ldv) from the factored panel P: its entries below the diagonal, ones
- * on it, zeros above (the register panels, built with -DV_FROM_P, leave V to this one launch, and
- * the applies during the factorization read the reflectors from P) */
-__kernel void v_from_panel(__global const real *P, ulong offP, int ldp, __global real *V, int ldv,
-                           int m, int n)
+/* The factored m x n panel P's outputs where GEMMs form Q^(k), in one launch (three had cost
+ * their latencies on the chain of steps): V (leading dimension ldv) from P, its entries below the
+ * diagonal, ones on it, zeros above (the register panels, built with -DV_FROM_P, leave V to this
+ * launch, and the applies during the factorization read the reflectors from P); R as qr_take_r;
+ * and Q = I (m x m, leading dimension ldq), which the GEMMs then update */
+__kernel void v_from_panel(__global const real *P, ulong offP, int ldp, int m, int n,
+                           __global real *V, int ldv, __global real *R, ulong offR,
+                           __global int *bad, ulong offBad, int first, __global real *Q,
+                           ulong offQ, int ldq)
 {
     const int e = (int)get_global_id(0);
+    P += offP;
     if (e < m * n) {
         const int r = e % m, c = e / m;
-        V[(size_t)c * ldv + r] = r > c ? P[offP + (size_t)c * ldp + r] : r == c;
+        V[(size_t)c * ldv + r] = r > c ? P[(size_t)c * ldp + r] : r == c;
     }
+    if (e < n * n)
+        take_r_entry(P, ldp, n, R + offR, bad + offBad, first, e);
+    if (e < m * m)
+        identity_entry(Q + offQ, ldq, m, e);
 }
 
 /* Q = I (m x m, leading dimension ld) */
@@ -1496,7 +1516,7 @@ __kernel void set_identity(__global real *Q, ulong off, int ld, int m)
 {
     const int e = (int)get_global_id(0);
     if (e < m * m)
-        Q[off + (size_t)(e / m) * ld + e % m] = e / m == e % m ? 1 : 0;
+        identity_entry(Q + off, ld, m, e);
 }
 
 /* The problem's info from *bad (INT_MAX: none), and its H^-1 cleared when it is singular. */

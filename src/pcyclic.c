@@ -1078,8 +1078,10 @@ static cl_mem applied_reflectors(const bsofi *w, int m, int ldp, int *ldv)
 /* Blocked Householder QR of the m x n panel in w->dP (leading dimension ldp): R in its upper
  * triangle, the reflectors in w->dV (leading dimension m) or, from the register panels built with
  * -DV_FROM_P, below R in the panel (v_from_panel copies them into w->dV where GEMMs form Q), each
- * block's T in w->dTb; then R into w->dRkk's block k (a zero or NaN diagonal lowers w->dBad). */
-static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
+ * block's T in w->dTb; then R into w->dRkk's block k (a zero or NaN diagonal lowers w->dBad). With
+ * v_from_panel, that launch also writes Q = I (m x m at Q + offQ, leading dimension ldq), which
+ * dev_form_q's GEMMs then update. */
+static bcl_status dev_qr(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t offQ, int ldq)
 {
     const int n = w->n;
     /* the panel kernels write V from each block's first row down; S = V^T V (dev_form_t) needs
@@ -1110,28 +1112,34 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k)
             s = apply_block(w, Vsrc, ldv, m, j0, 1, w->dP, (size_t)(j0 + nbk) * ldp, ldp,
                             n - j0 - nbk);
     }
-    /* the explicit V for the GEMMs forming Q^(k) (qr_apply forms it from the panel) */
-    if (s == BCL_SUCCESS && w->k_vcopy) {
-        cl_kernel kv = w->k_vcopy->kernel;
-        const cl_int cm = m, cn = n, cld = ldp;
-        const cl_ulong zero = 0;
-        cl_int err = CL_SUCCESS;
-        SET_ARG(kv, 0, w->dP);
-        SET_ARG(kv, 1, zero);
-        SET_ARG(kv, 2, cld);
-        SET_ARG(kv, 3, w->dV);
-        SET_ARG(kv, 4, cm);
-        SET_ARG(kv, 5, cm);
-        SET_ARG(kv, 6, cn);
-        s = run_kernel(w, w->k_vcopy, err, round_up((size_t)m * n, 256), 0,
-                       "launching v_from_panel");
-    }
     if (s != BCL_SUCCESS)
         return s;
-    cl_kernel kt = w->k_take_r->kernel;
     const cl_int cld = ldp, cn = n, first = k * n;
     const cl_ulong zero = 0, offR = (cl_ulong)k * w->nn;
     cl_int err = CL_SUCCESS;
+    if (w->k_vcopy) { /* V for the GEMMs forming Q^(k), R, and Q = I, in one launch */
+        cl_kernel kv = w->k_vcopy->kernel;
+        const cl_int cm = m, cldq = ldq;
+        const cl_ulong oq = offQ;
+        SET_ARG(kv, 0, w->dP);
+        SET_ARG(kv, 1, zero);
+        SET_ARG(kv, 2, cld);
+        SET_ARG(kv, 3, cm);
+        SET_ARG(kv, 4, cn);
+        SET_ARG(kv, 5, w->dV);
+        SET_ARG(kv, 6, cm);
+        SET_ARG(kv, 7, w->dRkk);
+        SET_ARG(kv, 8, offR);
+        SET_ARG(kv, 9, w->dBad);
+        SET_ARG(kv, 10, zero);
+        SET_ARG(kv, 11, first);
+        SET_ARG(kv, 12, Q);
+        SET_ARG(kv, 13, oq);
+        SET_ARG(kv, 14, cldq);
+        return run_kernel(w, w->k_vcopy, err, round_up((size_t)m * m, 256), 0,
+                          "launching v_from_panel");
+    }
+    cl_kernel kt = w->k_take_r->kernel;
     SET_ARG(kt, 0, w->dP);
     SET_ARG(kt, 1, zero);
     SET_ARG(kt, 2, cld);
@@ -1228,7 +1236,8 @@ static bcl_status dev_identity(bsofi *w, cl_mem Q, size_t offQ, int ldq, int m)
  * reading them where dev_qr's applies did). */
 static bcl_status dev_form_q(bsofi *w, int m, int ldp, cl_mem Q, size_t offQ, int ldq)
 {
-    bcl_status s = dev_identity(w, Q, offQ, ldq, m);
+    /* with k_vcopy the identity came with V (dev_qr) */
+    bcl_status s = w->k_vcopy ? BCL_SUCCESS : dev_identity(w, Q, offQ, ldq, m);
     if (w->q_gemm) {
         const size_t n = (size_t)w->n;
         const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
@@ -1352,7 +1361,7 @@ static bcl_status factor_step_dev(bsofi *w, int k, cl_mem A, size_t offA, cl_mem
     const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
     bcl_status s = copy_rect(w, B, offB + (size_t)k * nn, n, w->dP, n, n2, n, n);
     if (s == BCL_SUCCESS)
-        s = dev_qr(w, n2, n2, k);
+        s = dev_qr(w, n2, n2, k, w->dQ, qk, n2);
     if (s == BCL_SUCCESS)
         s = dev_form_q(w, n2, n2, w->dQ, qk, n2);
     if (s != BCL_SUCCESS)
@@ -1414,7 +1423,7 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
             s = invert_column(w, k, H, offH);
     }
     if (s == BCL_SUCCESS)
-        s = dev_qr(w, n, n2, p - 1);
+        s = dev_qr(w, n, n2, p - 1, w->dQ, (size_t)(p - 1) * 4 * nn, n);
     if (s == BCL_SUCCESS)
         s = dev_form_q(w, n, n2, w->dQ, (size_t)(p - 1) * 4 * nn, n);
     const int phases = w->phase_s[3] >= 0; /* BATCHCL_PCYCLIC_PHASES: wait after each phase */
