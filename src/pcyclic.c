@@ -1233,7 +1233,8 @@ static bcl_status dev_identity(bsofi *w, cl_mem Q, size_t offQ, int ldq, int m)
 /* The explicit Q = H_0 ... H_n-1 (m x m, leading dimension ldq) of the last dev_qr (its panel's
  * leading dimension ldp): with w->q_gemm Q = I - V (T V^T) by two GEMMs (T from dev_form_t;
  * W = T V^T at w->r_tv), else the identity times the block reflectors, last to first (qr_apply,
- * reading them where dev_qr's applies did). */
+ * reading them where dev_qr's applies did). With w->k_vcopy the identity is already there: the
+ * last dev_qr must have been given the same Q, offQ and ldq. */
 static bcl_status dev_form_q(bsofi *w, int m, int ldp, cl_mem Q, size_t offQ, int ldq)
 {
     /* with k_vcopy the identity came with V (dev_qr) */
