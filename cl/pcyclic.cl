@@ -290,9 +290,10 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
  * (qr_panel_reg: rows a lane holds), -DBCL_PTX_SHUFFLE (qr_panel_reg: warp sums by NVIDIA's
  * shuffles), -DPW_HOLD_X=0 (qr_panel_reg: x read from local memory at every size, for tests),
  * -DV_FROM_P (the register panels write no V: v_from_panel forms it after the panel's last
- * block, with R_kk and Q^(k)'s identity), -DBCL_DOUBLE. Matrices are column-major with explicit leading dimensions; V is stored
- * explicitly (zeros above the diagonal, ones on it), and the applies read only its entries below
- * the diagonal, so that they take the reflectors from the factored panel as well. */
+ * block, with R_kk and Q^(k)'s identity), -DBCL_DOUBLE. Matrices are column-major with explicit
+ * leading dimensions; V is stored explicitly (zeros above the diagonal, ones on it), and the
+ * applies read only its entries below the diagonal, so that they take the reflectors from the
+ * factored panel as well. */
 
 #define QR_RL (PANEL_WG / QR_NB) /* qr_panel: work-items sharing one column (its row lanes) */
 #define QR_CT (QR_WG / QR_NB) /* qr_apply: columns of C per work-group */
