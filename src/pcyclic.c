@@ -810,9 +810,9 @@ static const int panel_wgs[3] = {1024, 512, 256};
 
 static bcl_status dev_kernels(bsofi *w)
 {
-    /* The block column in registers, 64 values a work-item, 256 work-items: blocks of 32 columns
-     * up to 2n = 512 rows, 16 up to 1024 and 8 up to 2048; larger n read the block column from
-     * global memory (qr_panel, blocks of 32). Each warp holds whole columns (qr_panel_reg: nb / 8
+    /* The block column in registers, at most 64 values a work-item, 256 work-items: blocks of 32
+     * columns up to 2n = 256 rows, 16 up to 1024 and 8 up to 2048; larger n read the block
+     * column from global memory (qr_panel, blocks of 32). Each warp holds whole columns (qr_panel_reg: nb / 8
      * columns, 16, 32 or 64 rows a lane), except on NVIDIA (warp shuffles) above 1024 rows, where
      * the rows are spread over the work-items (qr_panel_rows: 8 rows of every column each): on
      * the H100 (bench pcyclic --order 10000, the two alternating in one run) n = 1024 took
@@ -830,7 +830,11 @@ static bcl_status dev_kernels(bsofi *w)
     const char *shuffle_env = getenv("BATCHCL_PCYCLIC_SHUFFLE");
     const char *nb_env = getenv("BATCHCL_PCYCLIC_NB");
     w->panel_rows = rows <= 64 && !(force && !strcmp(force, "global")) ? rows : 0;
-    w->nb = w->panel_rows ? (rows <= 16 ? 32 : rows == 32 ? 16 : 8) : 32;
+    /* blocks of 16 from 2n = 257 rows: on the H100 (bench pcyclic --order 10000, two rounds in
+     * one run) n = 256 took 29.7 / 29.7 ms against 31.6 / 31.8 with blocks of 32, n = 192 30.4 /
+     * 30.3 against 32.4 / 32.6, but n = 128 26.4 / 26.5 against 25.7 / 26.0; blocks of 8 lost
+     * everywhere below n = 768 (n = 256 38.3 ms) */
+    w->nb = w->panel_rows ? (rows <= 8 ? 32 : rows <= 32 ? 16 : 8) : 32;
     const int nb_forced = nb_env ? atoi(nb_env) : 0;
     if (w->panel_rows && (nb_forced == 8 || nb_forced == 16) && nb_forced < w->nb)
         w->nb = nb_forced;
