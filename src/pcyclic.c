@@ -847,13 +847,16 @@ static bcl_status dev_kernels(bsofi *w)
     w->split_rows = split >= 64 && split <= 4096 && split % 64 == 0 ? split
                     : w->n <= 256                                     ? 64
                                                                       : APPLY_SPLIT_ROWS;
-    /* Q^(k) by GEMMs from n = 256 on (qr_apply passes over Q once per block of nb columns: on the
-     * H100 the GEMMs took BSOF from 133 to 100 ms at n = 1024, 52.5 to 46.2 at 512, 32.2 to 31.6
-     * at 256); BATCHCL_PCYCLIC_QFORM=gemm or apply forces either */
+    /* Q^(k) by GEMMs from n = 129 on, where the blocks are 16 columns (qr_apply passes over Q
+     * once per block of nb columns: on the H100 the GEMMs took BSOF from 133 to 100 ms at
+     * n = 1024, 52.5 to 46.2 at 512, 32.2 to 31.6 at 256; with blocks of 16, bench pcyclic
+     * --order 10000, two rounds in one run, n = 192 29.2 / 29.3 ms against 30.4 / 30.0 by
+     * qr_apply, 224 29.6 / 29.7 against 30.6 / 30.2, 160 29.4 / 29.4 against 29.9 / 29.5, while
+     * n = 128 in blocks of 32 keeps qr_apply); BATCHCL_PCYCLIC_QFORM=gemm or apply forces either */
     const char *qform = getenv("BATCHCL_PCYCLIC_QFORM");
     w->q_gemm = qform && !strcmp(qform, "gemm")    ? 1
                 : qform && !strcmp(qform, "apply") ? 0
-                                                   : w->n >= 256;
+                                                   : w->n > 128;
     char opt[320]; /* the panel program's options (about 190 characters at most) */
     int v_from_p = 0; /* the register panels built with -DV_FROM_P */
     const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;

@@ -420,7 +420,7 @@ static void test_variants(void **state)
         }
         unsetenv("BATCHCL_PCYCLIC_NB");
         unsetenv("BATCHCL_PCYCLIC_PANEL");
-        /* Q^(k) = I - V T V^T by GEMMs (the default from n = 256 on) and from the block
+        /* Q^(k) = I - V T V^T by GEMMs (the default from n = 129 on) and from the block
          * reflectors, each forced: T's diagonal blocks of 64 columns and, at n = 150, two levels
          * of halves above them (64 + 64 and a right half of 22, then 128 + 22) */
         setenv("BATCHCL_PCYCLIC_QFORM", "gemm", 1);
