@@ -319,7 +319,8 @@ typedef struct {
     cl_event arena_done[2];
 } bsofi;
 
-/* The workspace's device buffers (about 11 N n + 20 n^2 values), kept in the context between
+/* The workspace's device buffers (about 12 N n + 20 n^2 values with the device panels, 11 N n
+ * with the host's), kept in the context between
  * calls until bcl_destroy (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and
  * releasing them in every call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024.
  * Reusing them is safe because a call's commands all run on the main queue and bsofi_release
@@ -756,11 +757,12 @@ static bcl_status copy_rect(bsofi *w, cl_mem src, size_t off_src, size_t ld_src,
  * The temporary dT holds three block columns (slots 0-2; two where p < 3), and the steps take
  * turns so that most of a pair's products land in place. From k = p-2 on, every other step reads
  * [X_k | Y] from slots 0 and 1 (X_k's nonzero rows copied into slot 0; Y, the left column of the
- * step before, already in slot 1) and writes both columns into H; the steps between read the pair
- * from H (X_k and the left column just written there) and write into slots 1 and 2, and slot 2,
- * the final right column, is copied into H. Two steps copy about 1.5 block columns, where products
- * into dT and copies of both columns back into H each step copied 4 (H100, n = 512: 50 us a
- * step); the products are the same. */
+ * step before or, at k = p-2, the last block column's product, already in slot 1) and writes both
+ * columns into H; the steps between read the pair from H (X_k and the left column just written
+ * there) and write into slots 1 and 2, and slot 2, the final right column, is copied into H. Two
+ * steps copy about 1.5 block columns of N rows; before, each step's products went into dT and
+ * both columns were copied back, 4 block columns every two steps (H100, n = 512: 50 us a step).
+ * The products are the same. */
 static bcl_status apply_qt(bsofi *w, cl_mem H, size_t offH)
 {
     const size_t n = (size_t)w->n, N = (size_t)w->N, p = (size_t)w->p, col = n * N;

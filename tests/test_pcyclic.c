@@ -481,6 +481,10 @@ static void test_variants(void **state)
         use_method(ctx, 3, 0);
         check_batch(ctx, 1, 2, GRID_COND, 70, 3, 1, "device panels, gemm.cl");
         check_batch(ctx, 1, 0, 0, 17, 7, 2, "device panels, gemm.cl");
+        /* even p: the Q^T application's last step writes H^-1 itself (odd p ends in the
+         * temporary); p = 2 with its temporary of two block columns */
+        check_batch(ctx, 1, 0, 0, 17, 4, 1, "device panels, gemm.cl, even p");
+        check_batch(ctx, 1, 0, 0, 17, 2, 1, "device panels, gemm.cl, p = 2");
         /* n = 300: T's 64-wide pairs as batches of two products, then a pair whose right half
          * is narrower (44 columns) one product at a time */
         check_batch(ctx, 1, 0, 0, 300, 3, 1, "device panels, gemm.cl, T's pairs batched");
