@@ -383,8 +383,9 @@ bcl_status bcl_dsytrs_ldlt_cl(bcl_context *ctx, int n, int nrhs, size_t batch, b
  *    enqueues, so a slow host is no longer the critical path. Needs clBLAST like method 1.
  * The float routine computes the panels in double on the host (method 1) and the products in
  * float. Methods 1 and 3 keep their device workspace (about 11 N n + 20 n^2 elements, 12 N n
- * with method 3) in the context after the call for the next ones, until bcl_destroy (BATCHCL_PCYCLIC_KEEP=0: released
- * after every call); a call that cannot allocate its own releases what earlier calls left first.
+ * with method 3) in the context after the call for the next ones, until bcl_destroy
+ * (BATCHCL_PCYCLIC_KEEP=0: released after every call); a call that cannot allocate its own
+ * releases what earlier calls left first.
  */
 bcl_status bcl_spcyclic_inv(bcl_context *ctx, int n, int p, size_t batch, const float *A,
                             const float *B, float *Hinv, int *info);

@@ -320,11 +320,11 @@ typedef struct {
 } bsofi;
 
 /* The workspace's device buffers (about 12 N n + 20 n^2 values with the device panels, 11 N n
- * with the host's), kept in the context between
- * calls until bcl_destroy (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and
- * releasing them in every call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024.
- * Reusing them is safe because a call's commands all run on the main queue and bsofi_release
- * waits for them: work on another queue would need its own buffers or an event. */
+ * with the host's), kept in the context between calls until bcl_destroy
+ * (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and releasing them in every
+ * call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. Reusing them is safe because
+ * a call's commands all run on the main queue and bsofi_release waits for them: work on another
+ * queue would need its own buffers or an event. */
 enum {
     WS_T, WS_Q, WS_S, WS_R, WS_P, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP, WS_GEMM_WORK,
     WS_COUNT
@@ -512,6 +512,16 @@ static bcl_status copy_dev(bsofi *w, cl_mem src, size_t off_src, cl_mem dst, siz
     cl_int err = clEnqueueCopyBuffer(w->q, src, dst, off_src * w->es, off_dst * w->es,
                                      count * w->es, 0, NULL, NULL);
     return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clEnqueueCopyBuffer");
+}
+
+static bcl_status copy_rect(bsofi *w, cl_mem src, size_t off_src, size_t ld_src, cl_mem dst,
+                            size_t off_dst, size_t ld_dst, size_t rows, size_t cols)
+{
+    const size_t so[3] = {off_src * w->es, 0, 0}, dso[3] = {off_dst * w->es, 0, 0},
+                 region[3] = {rows * w->es, cols, 1};
+    cl_int err = clEnqueueCopyBufferRect(w->q, src, dst, so, dso, region, ld_src * w->es, 0,
+                                         ld_dst * w->es, 0, 0, NULL, NULL);
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clEnqueueCopyBufferRect");
 }
 
 /* Factorization step k < p-1 (Wright's SOF): the QR [At_k; B_k] = Q^(k) [R_kk; 0] on the host
@@ -749,9 +759,6 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
     return s;
 }
 
-static bcl_status copy_rect(bsofi *w, cl_mem src, size_t off_src, size_t ld_src, cl_mem dst,
-                            size_t off_dst, size_t ld_dst, size_t rows, size_t cols);
-
 /* H^-1 = R^-1 Q^T (BSOI with explicit factors): the last block column times Q^(p)T, then block
  * column pairs (k, k+1), k = p-2 .. 0, times Q^(k)T; block column k is zero below block row k.
  * The temporary dT holds three block columns (slots 0-2; two where p < 3), and the steps take
@@ -828,17 +835,17 @@ static const int panel_wgs[3] = {1024, 512, 256};
 static bcl_status dev_kernels(bsofi *w)
 {
     /* The block column in registers, at most 64 values a work-item, 256 work-items: blocks of 32
-     * columns up to 2n = 256 rows, 16 up to 1024 and 8 up to 2048; larger n read the block
-     * column from global memory (qr_panel, blocks of 32). Each warp holds whole columns (qr_panel_reg: nb / 8
-     * columns, 16, 32 or 64 rows a lane), except on NVIDIA (warp shuffles) above 1024 rows, where
-     * the rows are spread over the work-items (qr_panel_rows: 8 rows of every column each): on
-     * the H100 (bench pcyclic --order 10000, the two alternating in one run) n = 1024 took
-     * 122.7-125.1 ms against 137.4-141.6 (a panel launch 18.4 us against 33), while at n = 512
-     * and 256 qr_panel_rows lost (76.8 ms against 62.5 with its best block, 8 columns; 49.1
-     * against 42.9). BATCHCL_PCYCLIC_PANEL=global, columns or rows forces a kernel and
-     * BATCHCL_PCYCLIC_NB=8 or 16 a narrower block (tests); BATCHCL_PCYCLIC_PANEL_WG=512 spreads
-     * qr_panel_reg's columns over 16 warps; BATCHCL_PCYCLIC_X_LOCAL=1 makes qr_panel_reg read x
-     * from local memory at any size, as it does at 64 rows a lane (tests). */
+     * columns up to 2n = 256 rows, 16 up to 1024 and 8 up to 2048; larger n read the block column
+     * from global memory (qr_panel, blocks of 32). Each warp holds whole columns (qr_panel_reg:
+     * nb / 8 columns, 16, 32 or 64 rows a lane), except on NVIDIA (warp shuffles) above 1024 rows,
+     * where the rows are spread over the work-items (qr_panel_rows: 8 rows of every column each):
+     * on the H100 (bench pcyclic --order 10000, the two alternating in one run) n = 1024 took
+     * 122.7-125.1 ms against 137.4-141.6 (a panel launch 18.4 us against 33), while at n = 512 and
+     * 256 qr_panel_rows lost (76.8 ms against 62.5 with its best block, 8 columns; 49.1 against
+     * 42.9). BATCHCL_PCYCLIC_PANEL=global, columns or rows forces a kernel and BATCHCL_PCYCLIC_NB=8
+     * or 16 a narrower block (tests); BATCHCL_PCYCLIC_PANEL_WG=512 spreads qr_panel_reg's columns
+     * over 16 warps; BATCHCL_PCYCLIC_X_LOCAL=1 makes qr_panel_reg read x from local memory at any
+     * size, as it does at 64 rows a lane (tests). */
     int rows = 4; /* not fewer: one program serves every n <= 64 (each is a build) */
     while (32 * rows < 2 * w->n)
         rows *= 2;
@@ -1362,16 +1369,6 @@ static bcl_status tri_inverse(bsofi *w, int first, int count, cl_mem H, size_t o
         }
     }
     return s;
-}
-
-static bcl_status copy_rect(bsofi *w, cl_mem src, size_t off_src, size_t ld_src, cl_mem dst,
-                            size_t off_dst, size_t ld_dst, size_t rows, size_t cols)
-{
-    const size_t so[3] = {off_src * w->es, 0, 0}, dso[3] = {off_dst * w->es, 0, 0},
-                 region[3] = {rows * w->es, cols, 1};
-    cl_int err = clEnqueueCopyBufferRect(w->q, src, dst, so, dso, region, ld_src * w->es, 0,
-                                         ld_dst * w->es, 0, 0, NULL, NULL);
-    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clEnqueueCopyBufferRect");
 }
 
 /* Step k < p-1 on the device: the QR of [At_k; B_k] (At_k is already the panel's top half), the
