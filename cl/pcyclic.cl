@@ -1196,6 +1196,11 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
  * times), one reduction over the group gives W, work-items t < AP_K form T' W, and every
  * work-item updates its rows. qr_apply's chunks, staged in local memory, run a chain of barriers
  * and re-read each value from local memory for every product; its tall C took two launches. */
+#ifndef APPLY_KEEP
+/* 1: a work-item keeps its rows of V and C in registers from the sums to the update (the host's
+ * choice up to 4 rows a work-item); 0: it loads them again for the update */
+#define APPLY_KEEP 0
+#endif
 #define AP_K (QR_NB * APPLY_CT) /* entries of W a work-group forms */
 #define AP_H (AP_K / 32)        /* reductions of 32 sums */
 #if AP_K % 32 != 0 || AP_K > QR_WG || QR_WG != 256
@@ -1240,6 +1245,9 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
         for (int c_ = 0; c_ < APPLY_CT; ++c_)                                                     \
             cr[c_] = r_ < m && c0 + c_ < ncols ? C[(size_t)c_ * ldc + r_] : 0;                    \
     } while (0)
+#if APPLY_KEEP
+    real vk[APPLY_RPL][QR_NB], ck[APPLY_RPL][APPLY_CT]; /* the rows, kept for the update */
+#endif
     UNROLL
     for (int i = 0; i < APPLY_RPL; ++i) {
         real vr[QR_NB], cr[APPLY_CT];
@@ -1249,6 +1257,14 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
             UNROLL
             for (int c = 0; c < APPLY_CT; ++c)
                 acc[(v * APPLY_CT + c) / 32][(v * APPLY_CT + c) % 32] += vr[v] * cr[c];
+#if APPLY_KEEP
+        UNROLL
+        for (int v = 0; v < QR_NB; ++v)
+            vk[i][v] = vr[v];
+        UNROLL
+        for (int c = 0; c < APPLY_CT; ++c)
+            ck[i][c] = cr[c];
+#endif
     }
 #ifdef BCL_PTX_SHUFFLE
     const int lane = lid % 32, warp = lid / 32;
@@ -1300,6 +1316,17 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
         w2[e] = w2_l[e];
     /* the next row's values loaded before this row's stores (which, for the compiler, might
      * alias them) */
+#if APPLY_KEEP
+    UNROLL
+    for (int i = 0; i < APPLY_RPL; ++i) {
+        real vr[QR_NB], cr[APPLY_CT];
+        UNROLL
+        for (int v = 0; v < QR_NB; ++v)
+            vr[v] = vk[i][v];
+        UNROLL
+        for (int c = 0; c < APPLY_CT; ++c)
+            cr[c] = ck[i][c];
+#else
     real vn[QR_NB], cn[APPLY_CT];
     AP_LOAD(0, vn, cn);
     UNROLL
@@ -1313,6 +1340,7 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
             cr[c] = cn[c];
         if (i + 1 < APPLY_RPL)
             AP_LOAD(i + 1, vn, cn);
+#endif
         const int r = j0 + lid + QR_WG * i;
         UNROLL
         for (int c = 0; c < APPLY_CT; ++c) {
