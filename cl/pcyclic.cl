@@ -1198,7 +1198,7 @@ void qr_apply(__global const real *V, ulong offV, int ldv, __global const real *
  * and re-read each value from local memory for every product; its tall C took two launches. */
 #ifndef APPLY_KEEP
 /* 1: a work-item keeps its rows of V and C in registers from the sums to the update (the host's
- * choice up to 4 rows a work-item); 0: it loads them again for the update */
+ * choice); 0: it loads them again for the update */
 #define APPLY_KEEP 0
 #endif
 #define AP_K (QR_NB * APPLY_CT) /* entries of W a work-group forms */

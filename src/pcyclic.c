@@ -928,14 +928,14 @@ static bcl_status dev_kernels(bsofi *w)
             if ((ct == 1 || ct == 2 || ct == 4 || ct == 8) && ct * w->nb % 32 == 0 &&
                 ct * w->nb <= 64)
                 w->apply_ct = ct;
-            /* a work-item's rows of V and C kept in registers from the sums to the update, up to
-             * 4 rows a work-item (n <= 512), instead of loaded again (H100, bench pcyclic --order
-             * 10000, three rounds against the reloads in one run: n = 128 24.6 / 24.5 / 24.7 ms
-             * against 25.4 / 25.1 / 25.1, 256 28.3 / 28.0 / 28.4 against 29.2 / 28.8 / 28.8, 512
-             * 40.5 / 40.3 / 40.5 against 41.0 / 40.6 / 40.5); BATCHCL_PCYCLIC_APPLY_KEEP=0 or 1
-             * forces either */
+            /* a work-item's rows of V and C kept in registers from the sums to the update
+             * instead of loaded again (H100, bench pcyclic --order 10000 against the reloads in
+             * one run: n = 128 24.6 / 24.5 / 24.7 ms against 25.4 / 25.1 / 25.1, 256 28.3 / 28.0 /
+             * 28.4 against 29.2 / 28.8 / 28.8, 512 40.5 / 40.3 / 40.5 against 41.0 / 40.6 / 40.5,
+             * 768 62.7 / 62.9 against 66.1 / 66.5, 1024 (8 rows a work-item) 63.1 / 63.3 against
+             * 66.7 / 67.0); BATCHCL_PCYCLIC_APPLY_KEEP=0 loads them again */
             const char *keep_env = getenv("BATCHCL_PCYCLIC_APPLY_KEEP");
-            w->apply_keep = keep_env ? strcmp(keep_env, "0") != 0 : w->apply_rpl <= 4;
+            w->apply_keep = !(keep_env && !strcmp(keep_env, "0"));
         }
         /* the register panels write no V (v_from_panel forms it after the panel's last block,
          * and the applies read the reflectors from the panel); BATCHCL_PCYCLIC_V_FROM_P=0 makes

@@ -373,8 +373,7 @@ static void test_variants(void **state)
         setenv("BATCHCL_PCYCLIC_APPLY_CT", "4", 1);
         check_batch(ctx, 1, 0, 0, 70, 2, 1, "device panels, blocks of 8, applies in one launch");
         expect_w_entries(ctx, 0, "(a group: 4 of C's columns, W of 32 entries, rows kept)");
-        /* the rows of V and C loaded again for the update (the default beyond 4 rows a
-         * work-item, n > 512) */
+        /* the rows of V and C loaded again for the update (BATCHCL_PCYCLIC_APPLY_KEEP=0) */
         setenv("BATCHCL_PCYCLIC_APPLY_KEEP", "0", 1);
         check_batch(ctx, 1, 0, 0, 70, 2, 1, "device panels, applies, rows loaded again");
         expect_w_entries(ctx, 0, "(a group: 4 of C's columns, W of 32 entries)");
