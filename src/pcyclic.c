@@ -911,23 +911,6 @@ static bcl_status dev_kernels(bsofi *w)
             w->apply_rpl = 1;
             while (QR_WG * w->apply_rpl < 2 * w->n)
                 w->apply_rpl *= 2;
-            /* 32 entries of W a group, or 64 where the widest apply (the factorization's n - nb
-             * columns, or building Q^(k) from the block reflectors the identity's 2n) would
-             * take more groups than the device has compute units and a work-item holds at most
-             * 4 rows: at about 200 registers a work-item a group fills a compute unit, and on
-             * the H100 (132 of them) a second wave took a launch at n = 512 from 10.8 to 19 us.
-             * With 64 entries (bench pcyclic --order 10000, against 32, same run) n = 512 took
-             * 41.5 / 41.6 ms against 42.6 / 42.6, n = 256 31.8 / 31.8 against 32.7 / 32.9, 160
-             * 31.1 / 31.3 / 31.2 against 33.8 / 33.5 / 33.8, 128 25.5 / 25.8 / 25.5 against
-             * 27.1 / 26.7 / 27.0 (64: the same), but n = 1024 (8 rows a work-item) 67.7 / 67.7
-             * against 67.4 / 67.4 */
-            const int cols = w->q_gemm ? w->n - w->nb : 2 * w->n;
-            const int widest = (cols + 32 / w->nb - 1) / (32 / w->nb);
-            const int wide = widest > (int)w->ctx->dev.compute_units && w->apply_rpl <= 4;
-            w->apply_ct = (wide ? 64 : 32) / w->nb;
-            if ((ct == 1 || ct == 2 || ct == 4 || ct == 8) && ct * w->nb % 32 == 0 &&
-                ct * w->nb <= 64)
-                w->apply_ct = ct;
             /* a work-item's rows of V and C kept in registers from the sums to the update
              * instead of loaded again (H100, bench pcyclic --order 10000 against the reloads in
              * one run: n = 128 24.6 / 24.5 / 24.7 ms against 25.4 / 25.1 / 25.1, 256 28.3 / 28.0 /
@@ -936,6 +919,26 @@ static bcl_status dev_kernels(bsofi *w)
              * 66.7 / 67.0); BATCHCL_PCYCLIC_APPLY_KEEP=0 loads them again */
             const char *keep_env = getenv("BATCHCL_PCYCLIC_APPLY_KEEP");
             w->apply_keep = !(keep_env && !strcmp(keep_env, "0"));
+            /* 32 entries of W a group. Loading the rows again, 64 where the widest apply (the
+             * factorization's n - nb columns, or building Q^(k) from the block reflectors the
+             * identity's 2n) would take more groups than the device has compute units and a
+             * work-item holds at most 4 rows: at about 200 registers a work-item a group fills a
+             * compute unit, and on the H100 (132 of them) a second wave took a launch at n = 512
+             * from 10.8 to 19 us. With 64 entries (bench pcyclic --order 10000, against 32, same
+             * run) n = 512 took 41.5 / 41.6 ms against 42.6 / 42.6, n = 256 31.8 / 31.8 against
+             * 32.7 / 32.9, 160 31.1 / 31.3 / 31.2 against 33.8 / 33.5 / 33.8, 128 25.5 / 25.8 /
+             * 25.5 against 27.1 / 26.7 / 27.0 (64: the same), but n = 1024 (8 rows a work-item)
+             * 67.7 / 67.7 against 67.4 / 67.4. With the rows kept, 64 entries and the kept rows
+             * exceed the registers: n = 512 40.7 / 40.7 ms against 39.5 / 39.7 with 32, 128
+             * 27.3 / 27.3 against 24.8 / 25.0 (same run) */
+            const int cols = w->q_gemm ? w->n - w->nb : 2 * w->n;
+            const int widest = (cols + 32 / w->nb - 1) / (32 / w->nb);
+            const int wide = !w->apply_keep && widest > (int)w->ctx->dev.compute_units &&
+                             w->apply_rpl <= 4;
+            w->apply_ct = (wide ? 64 : 32) / w->nb;
+            if ((ct == 1 || ct == 2 || ct == 4 || ct == 8) && ct * w->nb % 32 == 0 &&
+                ct * w->nb <= 64)
+                w->apply_ct = ct;
         }
         /* the register panels write no V (v_from_panel forms it after the panel's last block,
          * and the applies read the reflectors from the panel); BATCHCL_PCYCLIC_V_FROM_P=0 makes
