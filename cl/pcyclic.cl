@@ -1314,8 +1314,6 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
     UNROLL
     for (int e = 0; e < AP_K; ++e)
         w2[e] = w2_l[e];
-    /* the next row's values loaded before this row's stores (which, for the compiler, might
-     * alias them) */
 #if APPLY_KEEP
     UNROLL
     for (int i = 0; i < APPLY_RPL; ++i) {
@@ -1327,6 +1325,8 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
         for (int c = 0; c < APPLY_CT; ++c)
             cr[c] = ck[i][c];
 #else
+    /* the next row's values loaded before this row's stores (which, for the compiler, might
+     * alias them) */
     real vn[QR_NB], cn[APPLY_CT];
     AP_LOAD(0, vn, cn);
     UNROLL
