@@ -599,6 +599,63 @@ static real pick(int take_a, real a, real b)
     } while (0)
 #endif
 
+/* out[e] (local, e < K, K a multiple of 32 and of 8) := the sum of acc[e / 32][e % 32] over the
+ * group's WG work-items (lid), in an order fixed by the sizes alone; acc is consumed. With
+ * shuffles each warp halves its values (WARP_HALVE) into region[K / 32][WG] and work-items
+ * e < K add the warps' sums in order; else eight sums at a time go through region[8 WG], and
+ * work-item e < 8 adds sum e over the group. The caller's barrier publishes out. (qr_apply_rows,
+ * qr_chain) */
+#ifdef BCL_PTX_SHUFFLE
+#define GROUP_SUMS(acc, K, region, out, WG)                                                       \
+    do {                                                                                          \
+        UNROLL                                                                                    \
+        for (int h_ = 0; h_ < (K) / 32; ++h_) {                                                   \
+            WARP_HALVE(acc[h_], 32);                                                              \
+            region[h_][lid] = acc[h_][0];                                                         \
+        }                                                                                         \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+        if (lid < (K)) { /* the warps' sums in order */                                           \
+            real s_ = 0;                                                                          \
+            for (int w_ = 0; w_ < (WG) / 32; ++w_)                                                \
+                s_ += region[lid / 32][w_ * 32 + lid % 32];                                       \
+            out[lid] = s_;                                                                        \
+        }                                                                                         \
+    } while (0)
+#else
+#define GROUP_SUMS(acc, K, region, out, WG)                                                       \
+    do {                                                                                          \
+        UNROLL                                                                                    \
+        for (int h_ = 0; h_ < (K); h_ += 8) {                                                     \
+            UNROLL                                                                                \
+            for (int e_ = 0; e_ < 8; ++e_)                                                        \
+                region[e_ * (WG) + lid] = acc[(h_ + e_) / 32][(h_ + e_) % 32];                    \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+            if (lid < 8) {                                                                        \
+                real s_ = 0;                                                                      \
+                for (int q_ = 0; q_ < (WG); ++q_)                                                 \
+                    s_ += region[lid * (WG) + q_];                                                \
+                out[h_ + lid] = s_;                                                               \
+            }                                                                                     \
+            barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+        }                                                                                         \
+    } while (0)
+#endif
+
+/* Entry (v, c) of T' W for a block's T (upper triangular, column-major QR_NB x QR_NB, t_l) and
+ * W (w_l[v ct + c], ct columns): T' = T^T when trans (the factorization's update), else T */
+static real tw_entry(__local const real *t_l, __local const real *w_l, int v, int c, int ct,
+                     int trans)
+{
+    real s = 0;
+    if (trans)
+        for (int u = 0; u <= v; ++u)
+            s += t_l[v * QR_NB + u] * w_l[u * ct + c];
+    else
+        for (int u = v; u < QR_NB; ++u)
+            s += t_l[u * QR_NB + v] * w_l[u * ct + c];
+    return s;
+}
+
 #ifndef PANEL_RPL
 /* qr_panel with the block column in registers, for panels of at most 32 PANEL_ROWS rows and
  * QR_NB <= 32 columns (the host keeps PW_CPW PANEL_ROWS at 64 values a work-item): warp w
@@ -669,9 +726,34 @@ static real pick(int take_a, real a, real b)
     } while (0)
 #endif
 
+#ifdef CHAIN_CPG
+/* qr_chain: a whole panel's blocked QR, qr_panel_reg's blocks and the applies between them, in
+ * one launch of ceil(n / CHAIN_CPG) groups, so that no launch stands on the chain of blocks.
+ * A group takes a ticket when it starts and waits only for groups with earlier tickets, which
+ * have started (no deadlock, whatever the device runs at once). Ticket g holds columns
+ * CHAIN_CPG g .. + CHAIN_CPG - 1 of the panel in registers (work-item t rows t + PANEL_WG i,
+ * i < CHAIN_RPL) and applies each earlier block's reflectors to them once that block's flag is
+ * up (W = V^T C over the group, T^T W, C -= V W, as qr_apply_rows). Then it writes them back and
+ * counts itself in its block; the block's last ticket waits for the block's other groups,
+ * factors the block by qr_panel_reg's code and raises the block's flag. sync (zeros before the
+ * launch): [0] the tickets, [1 + b] block b's groups written back, [1 + nblocks + b] its flag.
+ * What other groups wrote is read through volatile pointers: a compute unit's cache may still
+ * hold lines an earlier group read. Needs -DV_FROM_P (the reflectors are read from the panel). */
+#ifndef V_FROM_P
+#error "qr_chain reads the reflectors from the factored panel (-DV_FROM_P)"
+#endif
+#define CH_K (QR_NB * CHAIN_CPG) /* entries of W a group forms for a block */
+#if CH_K % 32 != 0 || CH_K > PANEL_WG || PANEL_WG != 256 || QR_NB % CHAIN_CPG != 0
+#error "qr_chain: QR_NB CHAIN_CPG a multiple of 32, at most PANEL_WG = 256"
+#endif
+__kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
+void qr_chain(__global real *P, ulong offP, int ldp, int m, int n, __global real *T, ulong offT0,
+              __global int *sync, ulong offSync)
+#else
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,
                   ulong offV, int ldv, __global real *T, ulong offT)
+#endif
 {
     __local real vbuf[2][32 * PANEL_ROWS];
     __local real gram[QR_NB * QR_NB]; /* gram[j QR_NB + k] = v_k^T v_j (k < j), for T */
@@ -682,7 +764,115 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
     const int lid = (int)get_local_id(0);
     const int lane = lid % 32, warp = lid / 32;
     P += offP;
+#ifdef CHAIN_CPG
+    __local int ticket_l;
+    __local real ch_w[CH_K], ch_tw[CH_K], ch_t[QR_NB * QR_NB]; /* W, T^T W, the block's T */
+#ifdef BCL_PTX_SHUFFLE
+    __local real ch_part[CH_K / 32][PANEL_WG];
+#else
+    __local real ch_part[8 * PANEL_WG];
+#endif
+    sync += offSync;
+    const int nblk = (n + QR_NB - 1) / QR_NB, gpb = QR_NB / CHAIN_CPG;
+    const int ngroups = (n + CHAIN_CPG - 1) / CHAIN_CPG;
+    if (lid == 0)
+        ticket_l = atomic_inc(sync);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int g = ticket_l, c0 = g * CHAIN_CPG, bm = c0 / QR_NB;
+    real ch_c[CHAIN_RPL][CHAIN_CPG]; /* the group's columns, rows lid + PANEL_WG i */
+    UNROLL
+    for (int i = 0; i < CHAIN_RPL; ++i) {
+        const int r = lid + PANEL_WG * i;
+        UNROLL
+        for (int c = 0; c < CHAIN_CPG; ++c)
+            ch_c[i][c] = r < m && c0 + c < n ? P[(size_t)(c0 + c) * ldp + r] : 0;
+    }
+    for (int b = 0; b < bm; ++b) { /* the same trip count in the whole group */
+        const int jb = b * QR_NB, nbb = min(QR_NB, n - jb);
+        if (lid == 0) {
+            volatile __global const int *flag = sync + 1 + nblk + b;
+            while (*flag == 0)
+                ;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        volatile __global const real *Vb = P + (size_t)jb * ldp;
+        volatile __global const real *Tb = T + offT0 + (size_t)b * QR_NB * QR_NB;
+        for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)
+            ch_t[e] = Tb[e];
+        real acc[CH_K / 32][32], vk[CHAIN_RPL][QR_NB];
+        UNROLL
+        for (int h = 0; h < CH_K / 32; ++h)
+            UNROLL
+            for (int e = 0; e < 32; ++e)
+                acc[h][e] = 0;
+        UNROLL
+        for (int i = 0; i < CHAIN_RPL; ++i) {
+            const int r = lid + PANEL_WG * i;
+            UNROLL
+            for (int v = 0; v < QR_NB; ++v) /* reflector_at's entries */
+                vk[i][v] = r >= m || v >= nbb ? 0
+                           : r > jb + v       ? Vb[(size_t)v * ldp + r]
+                                              : (real)(r == jb + v);
+            UNROLL
+            for (int v = 0; v < QR_NB; ++v)
+                UNROLL
+                for (int c = 0; c < CHAIN_CPG; ++c)
+                    acc[(v * CHAIN_CPG + c) / 32][(v * CHAIN_CPG + c) % 32] += vk[i][v] * ch_c[i][c];
+        }
+        GROUP_SUMS(acc, CH_K, ch_part, ch_w, PANEL_WG);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < CH_K)
+            ch_tw[lid] = tw_entry(ch_t, ch_w, lid / CHAIN_CPG, lid % CHAIN_CPG, CHAIN_CPG, 1);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        real w2[CH_K];
+        UNROLL
+        for (int e = 0; e < CH_K; ++e)
+            w2[e] = ch_tw[e];
+        UNROLL
+        for (int i = 0; i < CHAIN_RPL; ++i)
+            UNROLL
+            for (int c = 0; c < CHAIN_CPG; ++c) {
+                real d0 = 0, d1 = 0;
+                UNROLL
+                for (int v = 0; v < QR_NB; v += 2) {
+                    d0 += vk[i][v] * w2[v * CHAIN_CPG + c];
+                    d1 += vk[i][v + 1] * w2[(v + 1) * CHAIN_CPG + c];
+                }
+                ch_c[i][c] -= d0 + d1;
+            }
+    }
+    if (bm > 0) { /* block 0's columns are in the panel as they came */
+        UNROLL
+        for (int i = 0; i < CHAIN_RPL; ++i) {
+            const int r = lid + PANEL_WG * i;
+            UNROLL
+            for (int c = 0; c < CHAIN_CPG; ++c)
+                if (r < m && c0 + c < n)
+                    P[(size_t)(c0 + c) * ldp + r] = ch_c[i][c];
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        if (lid == 0) {
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            atomic_inc(sync + 1 + bm);
+        }
+    }
+    const int lead = g % gpb == gpb - 1 || g == ngroups - 1; /* the block's last ticket */
+    if (lead && bm > 0 && lid == 0) {
+        volatile __global const int *written = sync + 1 + bm;
+        const int groups = min(gpb, ngroups - bm * gpb);
+        while (*written < groups)
+            ;
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    const int j0 = bm * QR_NB, nbk = min(QR_NB, n - j0);
+    const ulong offT = offT0 + (ulong)bm * QR_NB * QR_NB;
+    volatile __global const real *Pin = P;
+    for (int led = 0; led < lead; ++led) { /* the block's QR: qr_panel_reg's code */
+#else
     V += offV;
+    __global const real *Pin = P;
+#endif
     real a[PW_CPW][PANEL_ROWS];
     UNROLL
     for (int c = 0; c < PW_CPW; ++c) {
@@ -690,7 +880,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
         UNROLL
         for (int i = 0; i < PANEL_ROWS; ++i) {
             const int r = j0 + lane + 32 * i;
-            a[c][i] = r < m && gc < nbk ? P[(size_t)(j0 + gc) * ldp + r] : 0;
+            a[c][i] = r < m && gc < nbk ? Pin[(size_t)(j0 + gc) * ldp + r] : 0;
         }
     }
     for (int jb = 0; jb < QR_NB; jb += PW_CPW) {
@@ -860,6 +1050,14 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
     barrier(CLK_LOCAL_MEM_FENCE);
     if (warp == 0)
         t_from_gram(gram, tau_l, nbk, lane, T + offT);
+#ifdef CHAIN_CPG
+    barrier(CLK_GLOBAL_MEM_FENCE); /* the block and its T written, then the flag */
+    if (lid == 0) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        atomic_xchg(sync + 1 + nblk + bm, 1);
+    }
+    }
+#endif
 }
 
 #else /* PANEL_RPL */
@@ -1267,48 +1465,14 @@ void qr_apply_rows(__global const real *V, ulong offV, int ldv, __global const r
 #endif
     }
 #ifdef BCL_PTX_SHUFFLE
-    const int lane = lid % 32, warp = lid / 32;
-    UNROLL
-    for (int h = 0; h < AP_H; ++h) {
-        WARP_HALVE(acc[h], 32);
-        part[h][warp * 32 + lane] = acc[h][0];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < AP_K) { /* the warps' sums in order */
-        real s = 0;
-        for (int w = 0; w < QR_WG / 32; ++w)
-            s += part[lid / 32][w * 32 + lid % 32];
-        w_l[lid] = s;
-    }
+    const int lane = lid % 32;
+    GROUP_SUMS(acc, AP_K, part, w_l, QR_WG);
 #else
-    /* eight sums at a time through local memory; work-item e adds sum e over the group */
-    UNROLL
-    for (int h = 0; h < AP_K; h += 8) {
-        UNROLL
-        for (int e = 0; e < 8; ++e)
-            scratch[e * QR_WG + lid] = acc[(h + e) / 32][(h + e) % 32];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < 8) {
-            real s = 0;
-            for (int q = 0; q < QR_WG; ++q)
-                s += scratch[lid * QR_WG + q];
-            w_l[h + lid] = s;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    GROUP_SUMS(acc, AP_K, scratch, w_l, QR_WG);
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < AP_K) { /* T is upper triangular, column-major QR_NB x QR_NB */
-        const int v = lid / APPLY_CT, c = lid % APPLY_CT;
-        real s = 0;
-        if (trans)
-            for (int u = 0; u <= v; ++u)
-                s += t_l[v * QR_NB + u] * w_l[u * APPLY_CT + c];
-        else
-            for (int u = v; u < QR_NB; ++u)
-                s += t_l[u * QR_NB + v] * w_l[u * APPLY_CT + c];
-        w2_l[lid] = s;
-    }
+    if (lid < AP_K)
+        w2_l[lid] = tw_entry(t_l, w_l, lid / APPLY_CT, lid % APPLY_CT, APPLY_CT, trans);
     barrier(CLK_LOCAL_MEM_FENCE);
     real w2[AP_K];
     UNROLL

@@ -293,6 +293,9 @@ typedef struct {
     int apply_keep;    /* qr_apply_rows keeps its rows in registers for the update */
     int panel_x_local; /* qr_panel_reg reads x from local memory (64 rows a lane, or forced) */
     int panel_rpl;     /* qr_panel_rows: rows a work-item holds; 0: a kernel by columns */
+    int chain_cpg, chain_rpl; /* qr_chain: columns a group holds, rows a work-item; 0: a launch
+                               * a block and an apply between */
+    int chain_slot;           /* qr_chain: ints of w->dBad a step's launch counts with */
     cl_mem dP;   /* method 3: the panel [At_k; B_k] (2n x n, leading dimension 2n) */
     cl_mem dV;   /* its reflectors, explicit (2n x n) */
     int nb;      /* method 3: block width of the device QR */
@@ -882,7 +885,7 @@ static bcl_status dev_kernels(bsofi *w)
     w->q_gemm = qform && !strcmp(qform, "gemm")    ? 1
                 : qform && !strcmp(qform, "apply") ? 0
                                                    : w->n > 128;
-    char opt[320]; /* the panel program's options (about 190 characters at most) */
+    char opt[384]; /* the panel program's options (about 220 characters at most) */
     int v_from_p = 0; /* the register panels built with -DV_FROM_P */
     const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;
     if (w->panel_rows) {
@@ -953,11 +956,38 @@ static bcl_status dev_kernels(bsofi *w)
         const int tri_nmax = 16 * rows;
         const char *tri_env = getenv("BATCHCL_PCYCLIC_TRI_COLS");
         w->tri_cols = tri_nmax > 512 || (tri_env && !strcmp(tri_env, "4")) ? 4 : 8;
-        char extra_opt[96] = "";
+        /* the panel's whole chain of blocks and applies in one launch (qr_chain) where the
+         * blocks are qr_panel_reg's: a group a compute unit as far as the columns allow (blocks of
+         * nb columns by nb / chain_cpg groups, W of at least 32 entries a group). On NVIDIA in
+         * blocks of 16 (n = 129-512): on the H100 (bench pcyclic --order 10000, against block by
+         * block in one run, two rounds) n = 256 took 27.0 / 26.9 ms against 28.1 / 31.4 (a launch
+         * of 296 us for 16 panels and 15 applies), 512 39.3 / 39.2 against 39.5 / 39.2, but
+         * n = 128 (blocks of 32) 25.0 / 24.9 against 24.7 / 24.6. BATCHCL_PCYCLIC_CHAIN=0 launches
+         * block by block, 1 takes qr_chain on any device and block width (tests) */
+        const char *chain_env = getenv("BATCHCL_PCYCLIC_CHAIN");
+        const int chain =
+            chain_env ? !strcmp(chain_env, "1") : w->panel_shuffle && w->nb == 16;
+        w->chain_cpg = w->chain_rpl = 0;
+        if (chain && !by_rows && v_from_p && w->panel_wg == 256) {
+            int cpg = w->nb >= 32 ? 1 : 32 / w->nb;
+            while ((w->n + cpg - 1) / cpg > (int)w->ctx->dev.compute_units && 2 * cpg <= w->nb &&
+                   2 * cpg * w->nb <= 256)
+                cpg *= 2;
+            w->chain_cpg = cpg;
+            w->chain_rpl = 1;
+            while (256 * w->chain_rpl < 2 * w->n)
+                w->chain_rpl *= 2;
+        }
+        w->chain_slot = 1 + 2 * ((w->n + w->nb - 1) / w->nb);
+        char extra_opt[160] = "";
         if (w->apply_rpl)
             snprintf(extra_opt, sizeof extra_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d -DAPPLY_KEEP=%d",
                      w->apply_rpl, w->apply_ct, w->apply_keep);
-        const size_t len = strlen(extra_opt);
+        size_t len = strlen(extra_opt);
+        if (w->chain_cpg)
+            snprintf(extra_opt + len, sizeof extra_opt - len, " -DCHAIN_CPG=%d -DCHAIN_RPL=%d",
+                     w->chain_cpg, w->chain_rpl);
+        len = strlen(extra_opt);
         snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d -DTRI_COLS=%d", tri_nmax,
                  w->tri_cols);
         for (;;) {
@@ -969,7 +999,10 @@ static bcl_status dev_kernels(bsofi *w)
                      w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
                      extra_opt, w->dbl ? " -DBCL_DOUBLE" : "");
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt,
-                                          by_rows ? "qr_panel_rows" : "qr_panel_reg", &w->k_panel);
+                                          by_rows        ? "qr_panel_rows"
+                                          : w->chain_cpg ? "qr_chain"
+                                                         : "qr_panel_reg",
+                                          &w->k_panel);
             if (s == BCL_BUILD_FAILED && w->panel_shuffle) { /* remembered, and not an error */
                 w->panel_shuffle = 0;
                 w->ctx->pcyclic_no_shuffle = 1;
@@ -981,7 +1014,7 @@ static bcl_status dev_kernels(bsofi *w)
             break;
         }
         if (w->k_panel->max_work_group < (size_t)w->panel_wg)
-            w->panel_rows = w->panel_rpl = 0;
+            w->panel_rows = w->panel_rpl = w->chain_cpg = 0;
     }
     /* R_kk^-1 by back substitution on leaves of 64 and GEMMs above them (tri_inverse);
      * BATCHCL_PCYCLIC_TRI_LEAF sets the leaves' order (0: whole blocks) */
@@ -1004,6 +1037,7 @@ static bcl_status dev_kernels(bsofi *w)
     }
     /* the rest from the panel kernel's program; qr_apply and tri_inverse need groups of 256 */
     const char *names[7] = {w->panel_rpl    ? "qr_panel_rows"
+                            : w->chain_cpg  ? "qr_chain"
                             : w->panel_rows ? "qr_panel_reg"
                                             : "qr_panel",
                             "qr_apply", "tri_inverse",
@@ -1134,7 +1168,24 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t offQ,
                        : BCL_SUCCESS;
     int ldv;
     cl_mem Vsrc = applied_reflectors(w, m, ldp, &ldv);
-    for (int j0 = 0; j0 < n && s == BCL_SUCCESS; j0 += w->nb) {
+    if (w->chain_cpg && s == BCL_SUCCESS) { /* every block in one launch, step k's counters */
+        cl_kernel kc = w->k_panel->kernel;
+        const cl_int cm = m, cn = n, cld = ldp;
+        const cl_ulong zero = 0, offSync = 1 + (cl_ulong)k * w->chain_slot;
+        cl_int err = CL_SUCCESS;
+        SET_ARG(kc, 0, w->dP);
+        SET_ARG(kc, 1, zero);
+        SET_ARG(kc, 2, cld);
+        SET_ARG(kc, 3, cm);
+        SET_ARG(kc, 4, cn);
+        SET_ARG(kc, 5, w->dTb);
+        SET_ARG(kc, 6, zero);
+        SET_ARG(kc, 7, w->dBad);
+        SET_ARG(kc, 8, offSync);
+        const size_t groups = ((size_t)n + w->chain_cpg - 1) / w->chain_cpg;
+        s = run_kernel(w, w->k_panel, err, groups * 256, 256, "launching qr_chain");
+    }
+    for (int j0 = 0; j0 < n && s == BCL_SUCCESS && !w->chain_cpg; j0 += w->nb) {
         cl_kernel kp = w->k_panel->kernel;
         const cl_int cm = m, cj0 = j0, nbk = n - j0 < w->nb ? n - j0 : w->nb, cld = ldp;
         const cl_ulong zero = 0, offT = (cl_ulong)(j0 / w->nb) * w->nb * w->nb;
@@ -1439,6 +1490,10 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
     const cl_int none = INT_MAX;
     cl_int err = clEnqueueFillBuffer(w->q, w->dBad, &none, sizeof none, 0, sizeof none, 0, NULL,
                                      NULL);
+    const cl_int zero = 0; /* qr_chain's counters, each step's own */
+    if (err == CL_SUCCESS && w->chain_cpg)
+        err = clEnqueueFillBuffer(w->q, w->dBad, &zero, sizeof zero, sizeof zero,
+                                  sizeof zero * (size_t)p * w->chain_slot, 0, NULL, NULL);
     if (s == BCL_SUCCESS && err != CL_SUCCESS)
         s = bcl_cl_fail(w->ctx, err, "clEnqueueFillBuffer");
     if (s == BCL_SUCCESS && p == 1) { /* H = A_1 + B_1 = A_1 I + B_1 */
@@ -1695,7 +1750,7 @@ static bcl_status alloc_workspace(bsofi *w, size_t r_total)
     if (s == BCL_SUCCESS)
         s = ws_buffer(w, WS_RKK, P * nn * w->es, &w->dRkk);
     if (s == BCL_SUCCESS)
-        s = ws_buffer(w, WS_BAD, sizeof(cl_int), &w->dBad);
+        s = ws_buffer(w, WS_BAD, sizeof(cl_int) * (1 + (size_t)w->p * w->chain_slot), &w->dBad);
     /* qr_apply's shares of W: ranges of the 2n rows x C's columns (at most 2n, padded to whole
      * work-groups) x nb (qr_apply_rows needs none) */
     const size_t ranges = (2 * n + w->split_rows - 1) / w->split_rows,
@@ -2046,7 +2101,9 @@ static void plan_columns(bsofi *w)
     const int forced = prm.pcyclic_cv_columns;
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
     char apply_ct[80] = "";
-    if (w->k_apply_rows)
+    if (w->chain_cpg)
+        snprintf(apply_ct, sizeof apply_ct, " (a group: %d of the panel's columns)", w->chain_cpg);
+    else if (w->k_apply_rows)
         snprintf(apply_ct, sizeof apply_ct, " (a group: %d of C's columns, W of %d entries%s)",
                  w->apply_ct, w->apply_ct * w->nb, w->apply_keep ? ", rows kept" : "");
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
@@ -2061,7 +2118,10 @@ static void plan_columns(bsofi *w)
              : w->panel_shuffle ? "in registers, warp shuffles"
                                 : "in registers, warp sums in local memory",
              w->panel_rows && w->panel_x_local ? ", reflector read from local memory" : "",
-             w->k_apply_rows ? "applied in one launch" : "applied in row ranges", apply_ct,
+             w->chain_cpg ? "blocks and applies in one launch (qr_chain)"
+             : w->k_apply_rows ? "applied in one launch"
+                               : "applied in row ranges",
+             apply_ct,
              w->v_in_panel ? ", V from the panel" : "",
              w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)",
              w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);

@@ -328,6 +328,25 @@ static void test_variants(void **state)
         check_batch(ctx, 0, 0, 0, 40, 6, 2, "device panels single");
         assert_non_null(strstr(bcl_last_kernel(ctx), "method 3"));
         assert_non_null(strstr(bcl_last_kernel(ctx), "in registers"));
+        /* the whole panel in one launch (qr_chain, NVIDIA's default where the blocks are
+         * qr_panel_reg's), forced on this device: n = 40 in blocks of 32 (two blocks, the second
+         * of 8 columns, several groups to the first on a device of few compute units) with a
+         * batch (each problem's counters zeroed), p = 1 (the n x n QR alone), single precision
+         * in blocks of 8 (n = 37: five blocks, the last of 5 columns); in the full run two rows
+         * a work-item (n = 150, blocks of 16). The rest of this test launches block by block. */
+        setenv("BATCHCL_PCYCLIC_CHAIN", "1", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 40, 3, 2, "device panels, one launch a panel");
+        if (!strstr(bcl_last_kernel(ctx), "in one launch (qr_chain)"))
+            fail_msg("expected qr_chain in: %s", bcl_last_kernel(ctx));
+        check_batch(ctx, 1, 0, 0, 40, 1, 1, "device panels, one launch a panel, p=1");
+        setenv("BATCHCL_PCYCLIC_NB", "8", 1);
+        check_batch(ctx, 0, 0, 0, 37, 3, 1, "device panels, one launch a panel, blocks of 8");
+        if (!tu_quick()) {
+            setenv("BATCHCL_PCYCLIC_NB", "16", 1);
+            check_batch(ctx, 1, 0, 0, 150, 2, 1, "device panels, one launch a panel, n = 150");
+        }
+        unsetenv("BATCHCL_PCYCLIC_NB");
+        setenv("BATCHCL_PCYCLIC_CHAIN", "0", 1);
         /* blocks of 16 and 8 columns (n = 257 .. 1024 on their own): 16 at n = 40 (three
          * blocks, the last of 8 columns), 8 at n = 70 (nine) with the applies split below */
         if (!tu_quick()) { /* each is a kernel build: the sanitizer pass keeps the last */
@@ -506,6 +525,7 @@ static void test_variants(void **state)
         use_method(ctx, 1, 0);
         check_batch(ctx, 1, 0, 0, 17, 5, 1, "host panels, gemm.cl");
         unsetenv("BATCHCL_PCYCLIC_GEMM");
+        unsetenv("BATCHCL_PCYCLIC_CHAIN");
     }
     bcl_destroy(ctx);
 }
