@@ -957,23 +957,28 @@ static bcl_status dev_kernels(bsofi *w)
         const char *tri_env = getenv("BATCHCL_PCYCLIC_TRI_COLS");
         w->tri_cols = tri_nmax > 512 || (tri_env && !strcmp(tri_env, "4")) ? 4 : 8;
         /* the panel's whole chain of blocks and applies in one launch (qr_chain) where the
-         * blocks are qr_panel_reg's: a group a compute unit as far as the columns allow (blocks of
-         * nb columns by nb / chain_cpg groups, W of at least 32 entries a group). On NVIDIA in
+         * blocks are qr_panel_reg's, each group 32 / nb of the panel's columns (W of 32 entries),
+         * also where that makes more groups than compute units: the later tickets start as the
+         * first blocks' groups finish and catch up with the blocks done by then. On NVIDIA in
          * blocks of 16 (n = 129-512): on the H100 (bench pcyclic --order 10000, against block by
-         * block in one run, two rounds) n = 256 took 27.0 / 26.9 ms against 28.1 / 31.4 (a launch
-         * of 296 us for 16 panels and 15 applies), 512 39.3 / 39.2 against 39.5 / 39.2, but
-         * n = 128 (blocks of 32) 25.0 / 24.9 against 24.7 / 24.6. BATCHCL_PCYCLIC_CHAIN=0 launches
-         * block by block, 1 takes qr_chain on any device and block width (tests) */
+         * block in one run, two rounds) n = 256 took 27.1 / 27.1 ms against 28.0 / 28.0 (a launch
+         * of 296 us for 16 panels and 15 applies), 384 37.4 / 37.4 against 37.6 / 37.5, 448 38.8 /
+         * 38.8 against 39.3 / 39.2, 512 38.7 / 38.6 against 39.4 / 39.4, 320 35.5 / 35.5 against
+         * 35.2 / 35.1; with 4 columns a group above n = 264 (one group a compute unit) 320-512
+         * lost 0.7-0.8 ms of that. In blocks of 32 (n <= 128) the launches lost (n = 128 25.0 /
+         * 24.9 ms against 24.7 / 24.6). BATCHCL_PCYCLIC_CHAIN=0 launches block by block, 1 takes
+         * qr_chain on any device and block width (tests); BATCHCL_PCYCLIC_CHAIN_CPG=4, 8, ...
+         * gives a group more columns (A/B) */
         const char *chain_env = getenv("BATCHCL_PCYCLIC_CHAIN");
         const int chain =
             chain_env ? !strcmp(chain_env, "1") : w->panel_shuffle && w->nb == 16;
         w->chain_cpg = w->chain_rpl = 0;
         if (chain && !by_rows && v_from_p && w->panel_wg == 256) {
-            int cpg = w->nb >= 32 ? 1 : 32 / w->nb;
-            while ((w->n + cpg - 1) / cpg > (int)w->ctx->dev.compute_units && 2 * cpg <= w->nb &&
-                   2 * cpg * w->nb <= 256)
-                cpg *= 2;
-            w->chain_cpg = cpg;
+            w->chain_cpg = w->nb >= 32 ? 1 : 32 / w->nb;
+            const char *cpg_env = getenv("BATCHCL_PCYCLIC_CHAIN_CPG");
+            const int cpg = cpg_env ? atoi(cpg_env) : 0;
+            if (cpg > w->chain_cpg && cpg <= w->nb && cpg * w->nb <= 256 && (cpg & (cpg - 1)) == 0)
+                w->chain_cpg = cpg;
             w->chain_rpl = 1;
             while (256 * w->chain_rpl < 2 * w->n)
                 w->chain_rpl *= 2;
