@@ -656,6 +656,156 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
     return s;
 }
 
+#ifdef CHAIN_CPG
+/* qr_chain: a whole panel's blocked QR, a register panel's blocks and the applies between them,
+ * in one launch of ceil(n / CHAIN_CPG) groups, so that no launch stands on the chain of blocks.
+ * A group takes a ticket when it starts and waits only for groups with earlier tickets, which
+ * have started (no deadlock, whatever the device runs at once). Ticket g holds columns
+ * CHAIN_CPG g .. + CHAIN_CPG - 1 of the panel in registers (work-item t rows t + PANEL_WG i,
+ * i < CHAIN_RPL) and applies each earlier block's reflectors to them once that block's flag is
+ * up (W = V^T C over the group, T^T W, C -= V W, as qr_apply_rows). Then it writes them back and
+ * counts itself in its block; the block's last ticket waits for the block's other groups,
+ * factors the block by the panel kernel's code (qr_panel_reg's, or qr_panel_rows' with
+ * -DPANEL_RPL) and raises the block's flag. sync (zeros before the
+ * launch): [0] the tickets, [1 + b] block b's groups written back, [1 + nblocks + b] its flag.
+ * What other groups wrote is read through volatile pointers: a compute unit's cache may still
+ * hold lines an earlier group read. Needs -DV_FROM_P (the reflectors are read from the panel). */
+#ifndef V_FROM_P
+#error "qr_chain reads the reflectors from the factored panel (-DV_FROM_P)"
+#endif
+#define CH_K (QR_NB * CHAIN_CPG) /* entries of W a group forms for a block */
+#if CH_K % 32 != 0 || CH_K > PANEL_WG || PANEL_WG != 256 || QR_NB % CHAIN_CPG != 0
+#error "qr_chain: QR_NB CHAIN_CPG a multiple of 32, at most PANEL_WG = 256"
+#endif
+#ifdef BCL_PTX_SHUFFLE
+#define CHAIN_PART_DECL __local real ch_part[CH_K / 32][PANEL_WG]
+/* a group's loops end where its work does: blocks before its own, the panel's code only in the
+ * block's last ticket */
+#define CH_BLOCKS bm
+#define CH_PASSES lead
+#else
+#define CHAIN_PART_DECL __local real ch_part[8 * PANEL_WG]
+/* PoCL (3.1) corrupted memory where barriers sat under a branch or in a loop whose trip count
+ * came from local memory: every group passes every block's barriers (the blocks from its own on
+ * apply nothing) and the panel's code once (factoring nothing but in the block's last ticket) */
+#define CH_BLOCKS nblk
+#define CH_PASSES 1
+#endif
+/* at the top of the kernel, after lid, lane and P += offP: the groups' applies, then the block's
+ * last ticket enters a loop of one pass around the panel's code (j0, nbk, offT, Pin set) */
+#define CHAIN_BEGIN                                                                                \
+    __local int ticket_l;                                                                          \
+    __local real ch_w[CH_K], ch_tw[CH_K], ch_t[QR_NB * QR_NB]; /* W, T^T W, the block's T */       \
+    CHAIN_PART_DECL;                                                                               \
+    sync += offSync;                                                                               \
+    const int nblk = (n + QR_NB - 1) / QR_NB, gpb = QR_NB / CHAIN_CPG;                             \
+    const int ngroups = (n + CHAIN_CPG - 1) / CHAIN_CPG;                                           \
+    if (lid == 0)                                                                                  \
+        ticket_l = atomic_inc(sync);                                                               \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
+    const int g = ticket_l, c0 = g * CHAIN_CPG, bm = c0 / QR_NB;                                   \
+    real ch_c[CHAIN_RPL][CHAIN_CPG]; /* the group's columns, rows lid + PANEL_WG i */              \
+    UNROLL                                                                                         \
+    for (int i = 0; i < CHAIN_RPL; ++i) {                                                          \
+        const int r = lid + PANEL_WG * i;                                                          \
+        UNROLL                                                                                     \
+        for (int c = 0; c < CHAIN_CPG; ++c)                                                        \
+            ch_c[i][c] = r < m && c0 + c < n ? P[(size_t)(c0 + c) * ldp + r] : 0;                  \
+    }                                                                                              \
+    for (int b = 0; b < CH_BLOCKS; ++b) {                                                          \
+        const int act = b < bm; /* always, where the loop ends at bm */                            \
+        const int jb = b * QR_NB, nbb = min(QR_NB, n - jb);                                        \
+        if (lid == 0 && act) {                                                                     \
+            volatile __global const int *flag = sync + 1 + nblk + b;                               \
+            while (*flag == 0)                                                                     \
+                ;                                                                                  \
+        }                                                                                          \
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                       \
+        volatile __global const real *Vb = P + (size_t)jb * ldp;                                   \
+        volatile __global const real *Tb = T + offT0 + (size_t)b * QR_NB * QR_NB;                  \
+        for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)                                        \
+            ch_t[e] = act ? Tb[e] : 0; /* not a later block's T, which may be NaN */               \
+        real acc[CH_K / 32][32], vk[CHAIN_RPL][QR_NB];                                             \
+        UNROLL                                                                                     \
+        for (int h = 0; h < CH_K / 32; ++h)                                                        \
+            UNROLL                                                                                 \
+            for (int e = 0; e < 32; ++e)                                                           \
+                acc[h][e] = 0;                                                                     \
+        UNROLL                                                                                     \
+        for (int i = 0; i < CHAIN_RPL; ++i) {                                                      \
+            const int r = lid + PANEL_WG * i;                                                      \
+            UNROLL                                                                                 \
+            for (int v = 0; v < QR_NB; ++v) /* reflector_at's entries */                           \
+                vk[i][v] = r >= m || v >= nbb || !act ? 0                                          \
+                           : r > jb + v       ? Vb[(size_t)v * ldp + r]                            \
+                                              : (real)(r == jb + v);                               \
+            UNROLL                                                                                 \
+            for (int v = 0; v < QR_NB; ++v)                                                        \
+                UNROLL                                                                             \
+                for (int c = 0; c < CHAIN_CPG; ++c)                                                \
+                    acc[(v * CHAIN_CPG + c) / 32][(v * CHAIN_CPG + c) % 32] += vk[i][v] * ch_c[i][c];\
+        }                                                                                          \
+        GROUP_SUMS(acc, CH_K, ch_part, ch_w, PANEL_WG);                                            \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        if (lid < CH_K)                                                                            \
+            ch_tw[lid] = tw_entry(ch_t, ch_w, lid / CHAIN_CPG, lid % CHAIN_CPG, CHAIN_CPG, 1);     \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                              \
+        real w2[CH_K];                                                                             \
+        UNROLL                                                                                     \
+        for (int e = 0; e < CH_K; ++e)                                                             \
+            w2[e] = ch_tw[e];                                                                      \
+        UNROLL                                                                                     \
+        for (int i = 0; i < CHAIN_RPL; ++i)                                                        \
+            UNROLL                                                                                 \
+            for (int c = 0; c < CHAIN_CPG; ++c) {                                                  \
+                real d0 = 0, d1 = 0;                                                               \
+                UNROLL                                                                             \
+                for (int v = 0; v < QR_NB; v += 2) {                                               \
+                    d0 += vk[i][v] * w2[v * CHAIN_CPG + c];                                        \
+                    d1 += vk[i][v + 1] * w2[(v + 1) * CHAIN_CPG + c];                              \
+                }                                                                                  \
+                ch_c[i][c] -= d0 + d1;                                                             \
+            }                                                                                      \
+    }                                                                                              \
+    if (bm > 0) { /* block 0's columns are in the panel as they came */                            \
+        UNROLL                                                                                     \
+        for (int i = 0; i < CHAIN_RPL; ++i) {                                                      \
+            const int r = lid + PANEL_WG * i;                                                      \
+            UNROLL                                                                                 \
+            for (int c = 0; c < CHAIN_CPG; ++c)                                                    \
+                if (r < m && c0 + c < n)                                                           \
+                    P[(size_t)(c0 + c) * ldp + r] = ch_c[i][c];                                    \
+        }                                                                                          \
+    }                                                                                              \
+    barrier(CLK_GLOBAL_MEM_FENCE); /* outside the branch: PoCL wants no barrier under an if */     \
+    if (bm > 0 && lid == 0) {                                                                      \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+        atomic_inc(sync + 1 + bm);                                                                 \
+    }                                                                                              \
+    const int lead = g % gpb == gpb - 1 || g == ngroups - 1; /* the block's last ticket */         \
+    if (lead && bm > 0 && lid == 0) {                                                              \
+        volatile __global const int *written = sync + 1 + bm;                                      \
+        const int groups = min(gpb, ngroups - bm * gpb);                                           \
+        while (*written < groups)                                                                  \
+            ;                                                                                      \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+    }                                                                                              \
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                           \
+    const int j0 = bm * QR_NB, nbk = lead ? min(QR_NB, n - j0) : 0;                                \
+    /* a pass that factors nothing (below) writes its T into the spare slot after the blocks' */   \
+    const ulong offT = offT0 + (ulong)(lead ? bm : nblk) * QR_NB * QR_NB;                          \
+    volatile __global const real *Pin = P;                                                         \
+    for (int led = 0; led < CH_PASSES; ++led) { /* the block's QR: the panel's code */
+/* at the end of the panel's code */
+#define CHAIN_END /* the block and its T written, then the flag */                                \
+    barrier(CLK_GLOBAL_MEM_FENCE);                                                                 \
+    if (lid == 0 && lead) {                                                                        \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+        atomic_xchg(sync + 1 + nblk + bm, 1);                                                      \
+    }                                                                                              \
+    }
+#endif
+
 #ifndef PANEL_RPL
 /* qr_panel with the block column in registers, for panels of at most 32 PANEL_ROWS rows and
  * QR_NB <= 32 columns (the host keeps PW_CPW PANEL_ROWS at 64 values a work-item): warp w
@@ -727,25 +877,6 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
 #endif
 
 #ifdef CHAIN_CPG
-/* qr_chain: a whole panel's blocked QR, qr_panel_reg's blocks and the applies between them, in
- * one launch of ceil(n / CHAIN_CPG) groups, so that no launch stands on the chain of blocks.
- * A group takes a ticket when it starts and waits only for groups with earlier tickets, which
- * have started (no deadlock, whatever the device runs at once). Ticket g holds columns
- * CHAIN_CPG g .. + CHAIN_CPG - 1 of the panel in registers (work-item t rows t + PANEL_WG i,
- * i < CHAIN_RPL) and applies each earlier block's reflectors to them once that block's flag is
- * up (W = V^T C over the group, T^T W, C -= V W, as qr_apply_rows). Then it writes them back and
- * counts itself in its block; the block's last ticket waits for the block's other groups,
- * factors the block by qr_panel_reg's code and raises the block's flag. sync (zeros before the
- * launch): [0] the tickets, [1 + b] block b's groups written back, [1 + nblocks + b] its flag.
- * What other groups wrote is read through volatile pointers: a compute unit's cache may still
- * hold lines an earlier group read. Needs -DV_FROM_P (the reflectors are read from the panel). */
-#ifndef V_FROM_P
-#error "qr_chain reads the reflectors from the factored panel (-DV_FROM_P)"
-#endif
-#define CH_K (QR_NB * CHAIN_CPG) /* entries of W a group forms for a block */
-#if CH_K % 32 != 0 || CH_K > PANEL_WG || PANEL_WG != 256 || QR_NB % CHAIN_CPG != 0
-#error "qr_chain: QR_NB CHAIN_CPG a multiple of 32, at most PANEL_WG = 256"
-#endif
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_chain(__global real *P, ulong offP, int ldp, int m, int n, __global real *T, ulong offT0,
               __global int *sync, ulong offSync)
@@ -765,110 +896,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
     const int lane = lid % 32, warp = lid / 32;
     P += offP;
 #ifdef CHAIN_CPG
-    __local int ticket_l;
-    __local real ch_w[CH_K], ch_tw[CH_K], ch_t[QR_NB * QR_NB]; /* W, T^T W, the block's T */
-#ifdef BCL_PTX_SHUFFLE
-    __local real ch_part[CH_K / 32][PANEL_WG];
-#else
-    __local real ch_part[8 * PANEL_WG];
-#endif
-    sync += offSync;
-    const int nblk = (n + QR_NB - 1) / QR_NB, gpb = QR_NB / CHAIN_CPG;
-    const int ngroups = (n + CHAIN_CPG - 1) / CHAIN_CPG;
-    if (lid == 0)
-        ticket_l = atomic_inc(sync);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int g = ticket_l, c0 = g * CHAIN_CPG, bm = c0 / QR_NB;
-    real ch_c[CHAIN_RPL][CHAIN_CPG]; /* the group's columns, rows lid + PANEL_WG i */
-    UNROLL
-    for (int i = 0; i < CHAIN_RPL; ++i) {
-        const int r = lid + PANEL_WG * i;
-        UNROLL
-        for (int c = 0; c < CHAIN_CPG; ++c)
-            ch_c[i][c] = r < m && c0 + c < n ? P[(size_t)(c0 + c) * ldp + r] : 0;
-    }
-    for (int b = 0; b < bm; ++b) { /* the same trip count in the whole group */
-        const int jb = b * QR_NB, nbb = min(QR_NB, n - jb);
-        if (lid == 0) {
-            volatile __global const int *flag = sync + 1 + nblk + b;
-            while (*flag == 0)
-                ;
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-        volatile __global const real *Vb = P + (size_t)jb * ldp;
-        volatile __global const real *Tb = T + offT0 + (size_t)b * QR_NB * QR_NB;
-        for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)
-            ch_t[e] = Tb[e];
-        real acc[CH_K / 32][32], vk[CHAIN_RPL][QR_NB];
-        UNROLL
-        for (int h = 0; h < CH_K / 32; ++h)
-            UNROLL
-            for (int e = 0; e < 32; ++e)
-                acc[h][e] = 0;
-        UNROLL
-        for (int i = 0; i < CHAIN_RPL; ++i) {
-            const int r = lid + PANEL_WG * i;
-            UNROLL
-            for (int v = 0; v < QR_NB; ++v) /* reflector_at's entries */
-                vk[i][v] = r >= m || v >= nbb ? 0
-                           : r > jb + v       ? Vb[(size_t)v * ldp + r]
-                                              : (real)(r == jb + v);
-            UNROLL
-            for (int v = 0; v < QR_NB; ++v)
-                UNROLL
-                for (int c = 0; c < CHAIN_CPG; ++c)
-                    acc[(v * CHAIN_CPG + c) / 32][(v * CHAIN_CPG + c) % 32] += vk[i][v] * ch_c[i][c];
-        }
-        GROUP_SUMS(acc, CH_K, ch_part, ch_w, PANEL_WG);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid < CH_K)
-            ch_tw[lid] = tw_entry(ch_t, ch_w, lid / CHAIN_CPG, lid % CHAIN_CPG, CHAIN_CPG, 1);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        real w2[CH_K];
-        UNROLL
-        for (int e = 0; e < CH_K; ++e)
-            w2[e] = ch_tw[e];
-        UNROLL
-        for (int i = 0; i < CHAIN_RPL; ++i)
-            UNROLL
-            for (int c = 0; c < CHAIN_CPG; ++c) {
-                real d0 = 0, d1 = 0;
-                UNROLL
-                for (int v = 0; v < QR_NB; v += 2) {
-                    d0 += vk[i][v] * w2[v * CHAIN_CPG + c];
-                    d1 += vk[i][v + 1] * w2[(v + 1) * CHAIN_CPG + c];
-                }
-                ch_c[i][c] -= d0 + d1;
-            }
-    }
-    if (bm > 0) { /* block 0's columns are in the panel as they came */
-        UNROLL
-        for (int i = 0; i < CHAIN_RPL; ++i) {
-            const int r = lid + PANEL_WG * i;
-            UNROLL
-            for (int c = 0; c < CHAIN_CPG; ++c)
-                if (r < m && c0 + c < n)
-                    P[(size_t)(c0 + c) * ldp + r] = ch_c[i][c];
-        }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        if (lid == 0) {
-            mem_fence(CLK_GLOBAL_MEM_FENCE);
-            atomic_inc(sync + 1 + bm);
-        }
-    }
-    const int lead = g % gpb == gpb - 1 || g == ngroups - 1; /* the block's last ticket */
-    if (lead && bm > 0 && lid == 0) {
-        volatile __global const int *written = sync + 1 + bm;
-        const int groups = min(gpb, ngroups - bm * gpb);
-        while (*written < groups)
-            ;
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
-    }
-    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
-    const int j0 = bm * QR_NB, nbk = min(QR_NB, n - j0);
-    const ulong offT = offT0 + (ulong)bm * QR_NB * QR_NB;
-    volatile __global const real *Pin = P;
-    for (int led = 0; led < lead; ++led) { /* the block's QR: qr_panel_reg's code */
+    CHAIN_BEGIN
 #else
     V += offV;
     __global const real *Pin = P;
@@ -1051,12 +1079,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
     if (warp == 0)
         t_from_gram(gram, tau_l, nbk, lane, T + offT);
 #ifdef CHAIN_CPG
-    barrier(CLK_GLOBAL_MEM_FENCE); /* the block and its T written, then the flag */
-    if (lid == 0) {
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
-        atomic_xchg(sync + 1 + nblk + bm, 1);
-    }
-    }
+    CHAIN_END
 #endif
 }
 
@@ -1106,9 +1129,15 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
     } while (0)
 #endif
 
+#ifdef CHAIN_CPG
+__kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
+void qr_chain(__global real *P, ulong offP, int ldp, int m, int n, __global real *T, ulong offT0,
+              __global int *sync, ulong offSync)
+#else
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,
                    ulong offV, int ldv, __global real *T, ulong offT)
+#endif
 {
     __local real part[2][PR_NW * QR_NB]; /* the warps' sums, by the step's parity */
     __local real rowc[2][QR_NB];         /* row col of the block as step j finds it */
@@ -1121,14 +1150,19 @@ void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk
     const int lid = (int)get_local_id(0);
     const int lane = lid % 32, warp = lid / 32;
     P += offP;
+#ifdef CHAIN_CPG
+    CHAIN_BEGIN
+#else
     V += offV;
+    __global const real *Pin = P;
+#endif
     real a[PANEL_RPL][QR_NB];
     UNROLL
     for (int i = 0; i < PANEL_RPL; ++i) {
         const int r = j0 + lid + PANEL_WG * i;
         UNROLL
         for (int c = 0; c < QR_NB; ++c)
-            a[i][c] = r < m && c < nbk ? P[(size_t)(j0 + c) * ldp + r] : 0;
+            a[i][c] = r < m && c < nbk ? Pin[(size_t)(j0 + c) * ldp + r] : 0;
     }
     /* blocks of 8: the steps unrolled (j known at compile time, no selects); wider blocks in a
      * loop (unrolled, they exceed the compilers' limits, and a went to the stack) that picks
@@ -1254,6 +1288,9 @@ void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk
     barrier(CLK_LOCAL_MEM_FENCE);
     if (warp == 0)
         t_from_gram(gram, tau_l, nbk, lane, T + offT);
+#ifdef CHAIN_CPG
+    CHAIN_END
+#endif
 }
 #endif /* PANEL_RPL */
 

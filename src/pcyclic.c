@@ -971,9 +971,9 @@ static bcl_status dev_kernels(bsofi *w)
          * gives a group more columns (A/B) */
         const char *chain_env = getenv("BATCHCL_PCYCLIC_CHAIN");
         const int chain =
-            chain_env ? !strcmp(chain_env, "1") : w->panel_shuffle && w->nb == 16;
+            chain_env ? !strcmp(chain_env, "1") : w->panel_shuffle && (w->nb == 16 || by_rows);
         w->chain_cpg = w->chain_rpl = 0;
-        if (chain && !by_rows && v_from_p && w->panel_wg == 256) {
+        if (chain && v_from_p && w->panel_wg == 256) {
             w->chain_cpg = w->nb >= 32 ? 1 : 32 / w->nb;
             const char *cpg_env = getenv("BATCHCL_PCYCLIC_CHAIN_CPG");
             const int cpg = cpg_env ? atoi(cpg_env) : 0;
@@ -1004,9 +1004,9 @@ static bcl_status dev_kernels(bsofi *w)
                      w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
                      extra_opt, w->dbl ? " -DBCL_DOUBLE" : "");
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt,
-                                          by_rows        ? "qr_panel_rows"
-                                          : w->chain_cpg ? "qr_chain"
-                                                         : "qr_panel_reg",
+                                          w->chain_cpg ? "qr_chain"
+                                          : by_rows    ? "qr_panel_rows"
+                                                       : "qr_panel_reg",
                                           &w->k_panel);
             if (s == BCL_BUILD_FAILED && w->panel_shuffle) { /* remembered, and not an error */
                 w->panel_shuffle = 0;
@@ -1041,8 +1041,8 @@ static bcl_status dev_kernels(bsofi *w)
             break;
     }
     /* the rest from the panel kernel's program; qr_apply and tri_inverse need groups of 256 */
-    const char *names[7] = {w->panel_rpl    ? "qr_panel_rows"
-                            : w->chain_cpg  ? "qr_chain"
+    const char *names[7] = {w->chain_cpg    ? "qr_chain"
+                            : w->panel_rpl  ? "qr_panel_rows"
                             : w->panel_rows ? "qr_panel_reg"
                                             : "qr_panel",
                             "qr_apply", "tri_inverse",
@@ -1751,7 +1751,7 @@ static bcl_status alloc_workspace(bsofi *w, size_t r_total)
     if (s == BCL_SUCCESS)
         s = ws_buffer(w, WS_V, 2 * nn * w->es, &w->dV);
     if (s == BCL_SUCCESS)
-        s = ws_buffer(w, WS_TB, blocks * w->nb * w->nb * w->es, &w->dTb);
+        s = ws_buffer(w, WS_TB, (blocks + 1) * w->nb * w->nb * w->es, &w->dTb); /* + qr_chain's spare */
     if (s == BCL_SUCCESS)
         s = ws_buffer(w, WS_RKK, P * nn * w->es, &w->dRkk);
     if (s == BCL_SUCCESS)

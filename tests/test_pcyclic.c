@@ -263,15 +263,23 @@ static void test_scaled_blocks(void **state)
     unsetenv("BATCHCL_PCYCLIC_PANEL");
     assert_non_null(strstr(bcl_last_kernel(ctx), "in global memory"));
     /* the panel by rows (Blue's sums and the dot products again with v in their own reductions),
-     * its block reflectors applied in one launch (qr_apply_rows) */
+     * its block reflectors applied in one launch (qr_apply_rows), then all of it in one launch
+     * (qr_chain, NVIDIA's default there) */
     setenv("BATCHCL_PCYCLIC_PANEL", "rows", 1);
     setenv("BATCHCL_PCYCLIC_APPLY", "rows", 1);
+    setenv("BATCHCL_PCYCLIC_CHAIN", "0", 1);
     for (int c = 0; c < 4; ++c)
         check_scaled(ctx, 1, 0, 0, 17, 3, 1, scales[c][0], scales[c][1], names[c]);
-    unsetenv("BATCHCL_PCYCLIC_PANEL");
-    unsetenv("BATCHCL_PCYCLIC_APPLY");
     assert_non_null(strstr(bcl_last_kernel(ctx), "in registers by rows"));
     assert_non_null(strstr(bcl_last_kernel(ctx), "applied in one launch"));
+    setenv("BATCHCL_PCYCLIC_CHAIN", "1", 1);
+    for (int c = 0; c < 4; ++c)
+        check_scaled(ctx, 1, 0, 0, 17, 3, 1, scales[c][0], scales[c][1], names[c]);
+    assert_non_null(strstr(bcl_last_kernel(ctx), "in registers by rows"));
+    assert_non_null(strstr(bcl_last_kernel(ctx), "in one launch (qr_chain)"));
+    unsetenv("BATCHCL_PCYCLIC_CHAIN");
+    unsetenv("BATCHCL_PCYCLIC_PANEL");
+    unsetenv("BATCHCL_PCYCLIC_APPLY");
     bcl_destroy(ctx);
 }
 
@@ -328,8 +336,8 @@ static void test_variants(void **state)
         check_batch(ctx, 0, 0, 0, 40, 6, 2, "device panels single");
         assert_non_null(strstr(bcl_last_kernel(ctx), "method 3"));
         assert_non_null(strstr(bcl_last_kernel(ctx), "in registers"));
-        /* the whole panel in one launch (qr_chain, NVIDIA's default where the blocks are
-         * qr_panel_reg's), forced on this device: n = 40 in blocks of 32 (two blocks, the second
+        /* the whole panel in one launch (qr_chain, NVIDIA's default in blocks of 16 and around
+         * the panel by rows), forced on this device: n = 40 in blocks of 32 (two blocks, the second
          * of 8 columns, several groups to the first on a device of few compute units) with a
          * batch (each problem's counters zeroed), p = 1 (the n x n QR alone), single precision
          * in blocks of 8 (n = 37: five blocks, the last of 5 columns); in the full run two rows
@@ -345,6 +353,18 @@ static void test_variants(void **state)
             setenv("BATCHCL_PCYCLIC_NB", "16", 1);
             check_batch(ctx, 1, 0, 0, 150, 2, 1, "device panels, one launch a panel, n = 150");
         }
+        /* around the panel spread by rows (qr_panel_rows' code, NVIDIA's default from n = 513):
+         * blocks of 8 (n = 37), in the full run blocks of 32 in its loop of steps */
+        setenv("BATCHCL_PCYCLIC_PANEL", "rows", 1);
+        setenv("BATCHCL_PCYCLIC_NB", "8", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 37, 3, 1, "device panels by rows, one launch a panel");
+        if (!strstr(bcl_last_kernel(ctx), "by rows") ||
+            !strstr(bcl_last_kernel(ctx), "in one launch (qr_chain)"))
+            fail_msg("expected qr_chain around the panel by rows in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_NB");
+        if (!tu_quick())
+            check_batch(ctx, 1, 0, 0, 40, 2, 2, "device panels by rows, one launch a panel");
+        unsetenv("BATCHCL_PCYCLIC_PANEL");
         unsetenv("BATCHCL_PCYCLIC_NB");
         setenv("BATCHCL_PCYCLIC_CHAIN", "0", 1);
         /* blocks of 16 and 8 columns (n = 257 .. 1024 on their own): 16 at n = 40 (three
