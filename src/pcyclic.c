@@ -861,8 +861,20 @@ static bcl_status dev_kernels(bsofi *w)
     /* blocks of 16 from 2n = 257 rows: on the H100 (bench pcyclic --order 10000, two rounds in
      * one run) n = 256 took 29.7 / 29.7 ms against 31.6 / 31.8 with blocks of 32, n = 192 30.4 /
      * 30.3 against 32.4 / 32.6, but n = 128 26.4 / 26.5 against 25.7 / 26.0; blocks of 8 lost
-     * everywhere below n = 768 (n = 256 38.3 ms) */
-    w->nb = w->panel_rows ? (rows <= 8 ? 32 : rows <= 32 ? 16 : 8) : 32;
+     * everywhere below n = 768 (n = 256 38.3 ms). Where qr_chain takes the blocks (NVIDIA,
+     * below), blocks of 16 from n = 65 (2n = 129 rows): one launch for all of them, and n = 128
+     * took 23.7 / 23.8 and 23.7 / 23.4 ms against 24.7 / 24.7 and 25.0 / 24.9 in blocks of 32
+     * (two runs of two rounds; 96 25.6 / 25.4 against 26.8 / 26.7) */
+    const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;
+    const char *chain_env = getenv("BATCHCL_PCYCLIC_CHAIN");
+    const int chain_nvidia = nvidia && !w->ctx->pcyclic_no_shuffle && !force &&
+                             !(shuffle_env && !strcmp(shuffle_env, "0")) &&
+                             !(chain_env && !strcmp(chain_env, "0"));
+    w->nb = !w->panel_rows ? 32
+            : rows <= 4    ? 32
+            : rows <= 8    ? (chain_nvidia ? 16 : 32)
+            : rows <= 32   ? 16
+                           : 8;
     const int nb_forced = nb_env ? atoi(nb_env) : 0;
     if (w->panel_rows && (nb_forced == 8 || nb_forced == 16) && nb_forced < w->nb)
         w->nb = nb_forced;
@@ -887,7 +899,6 @@ static bcl_status dev_kernels(bsofi *w)
                                                    : w->n > 128;
     char opt[384]; /* the panel program's options (about 220 characters at most) */
     int v_from_p = 0; /* the register panels built with -DV_FROM_P */
-    const int nvidia = strstr(w->ctx->dev.vendor, "NVIDIA") != NULL;
     if (w->panel_rows) {
         /* NVIDIA: warp sums by the lanes' shuffles (inline PTX); without it, or when the build
          * refuses it, through local memory */
@@ -960,16 +971,16 @@ static bcl_status dev_kernels(bsofi *w)
          * blocks are qr_panel_reg's, each group 32 / nb of the panel's columns (W of 32 entries),
          * also where that makes more groups than compute units: the later tickets start as the
          * first blocks' groups finish and catch up with the blocks done by then. On NVIDIA in
-         * blocks of 16 (n = 129-512): on the H100 (bench pcyclic --order 10000, against block by
-         * block in one run, two rounds) n = 256 took 27.1 / 27.1 ms against 28.0 / 28.0 (a launch
-         * of 296 us for 16 panels and 15 applies), 384 37.4 / 37.4 against 37.6 / 37.5, 448 38.8 /
-         * 38.8 against 39.3 / 39.2, 512 38.7 / 38.6 against 39.4 / 39.4, 320 35.5 / 35.5 against
-         * 35.2 / 35.1; with 4 columns a group above n = 264 (one group a compute unit) 320-512
-         * lost 0.7-0.8 ms of that. In blocks of 32 (n <= 128) the launches lost (n = 128 25.0 /
-         * 24.9 ms against 24.7 / 24.6). BATCHCL_PCYCLIC_CHAIN=0 launches block by block, 1 takes
-         * qr_chain on any device and block width (tests); BATCHCL_PCYCLIC_CHAIN_CPG=4, 8, ...
-         * gives a group more columns (A/B) */
-        const char *chain_env = getenv("BATCHCL_PCYCLIC_CHAIN");
+         * blocks of 16 (n = 65-512) and around the panel by rows (513-1024): on the H100 (bench
+         * pcyclic --order 10000, against block by block in one run, two rounds) n = 256 took
+         * 27.1 / 27.1 ms against 28.0 / 28.0 (a launch of 296 us for 16 panels and 15 applies),
+         * 384 37.4 / 37.4 against 37.6 / 37.5, 448 38.8 / 38.8 against 39.3 / 39.2, 512 38.7 /
+         * 38.6 against 39.4 / 39.4, 1024 56.8 / 56.7 against 62.1 / 62.1, 768 57.2 / 57.0
+         * against 61.3 / 61.2, but 320 35.5 / 35.5 against 35.2 / 35.1; with 4 columns a group
+         * above n = 264 (one group a compute unit) 320-512 lost 0.7-0.8 ms of that. In blocks of
+         * 32 the launches lost (n = 128 25.0 / 24.9 ms against 24.7 / 24.6). BATCHCL_PCYCLIC_CHAIN=0
+         * launches block by block, 1 takes qr_chain on any device and block width (tests);
+         * BATCHCL_PCYCLIC_CHAIN_CPG=4, 8, ... gives a group more columns (A/B) */
         const int chain =
             chain_env ? !strcmp(chain_env, "1") : w->panel_shuffle && (w->nb == 16 || by_rows);
         w->chain_cpg = w->chain_rpl = 0;
