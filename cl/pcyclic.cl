@@ -743,7 +743,8 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
             for (int v = 0; v < QR_NB; ++v)                                                        \
                 UNROLL                                                                             \
                 for (int c = 0; c < CHAIN_CPG; ++c)                                                \
-                    acc[(v * CHAIN_CPG + c) / 32][(v * CHAIN_CPG + c) % 32] += vk[i][v] * ch_c[i][c];\
+                    acc[(v * CHAIN_CPG + c) / 32][(v * CHAIN_CPG + c) % 32] +=                     \
+                        vk[i][v] * ch_c[i][c];                                                     \
         }                                                                                          \
         GROUP_SUMS(acc, CH_K, ch_part, ch_w, PANEL_WG);                                            \
         barrier(CLK_LOCAL_MEM_FENCE);                                                              \

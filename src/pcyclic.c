@@ -978,9 +978,9 @@ static bcl_status dev_kernels(bsofi *w)
          * 38.6 against 39.4 / 39.4, 1024 56.8 / 56.7 against 62.1 / 62.1, 768 57.2 / 57.0
          * against 61.3 / 61.2, but 320 35.5 / 35.5 against 35.2 / 35.1; with 4 columns a group
          * above n = 264 (one group a compute unit) 320-512 lost 0.7-0.8 ms of that. In blocks of
-         * 32 the launches lost (n = 128 25.0 / 24.9 ms against 24.7 / 24.6). BATCHCL_PCYCLIC_CHAIN=0
-         * launches block by block, 1 takes qr_chain on any device and block width (tests);
-         * BATCHCL_PCYCLIC_CHAIN_CPG=4, 8, ... gives a group more columns (A/B) */
+         * 32 the launches lost (n = 128 25.0 / 24.9 ms against 24.7 / 24.6).
+         * BATCHCL_PCYCLIC_CHAIN=0 launches block by block, 1 takes qr_chain on any device and
+         * block width (tests); BATCHCL_PCYCLIC_CHAIN_CPG=4, 8, ... gives a group more columns */
         const int chain =
             chain_env ? !strcmp(chain_env, "1") : w->panel_shuffle && (w->nb == 16 || by_rows);
         w->chain_cpg = w->chain_rpl = 0;
@@ -1762,7 +1762,8 @@ static bcl_status alloc_workspace(bsofi *w, size_t r_total)
     if (s == BCL_SUCCESS)
         s = ws_buffer(w, WS_V, 2 * nn * w->es, &w->dV);
     if (s == BCL_SUCCESS)
-        s = ws_buffer(w, WS_TB, (blocks + 1) * w->nb * w->nb * w->es, &w->dTb); /* + qr_chain's spare */
+        s = ws_buffer(w, WS_TB, (blocks + 1) * w->nb * w->nb * w->es, /* + qr_chain's spare */
+                      &w->dTb);
     if (s == BCL_SUCCESS)
         s = ws_buffer(w, WS_RKK, P * nn * w->es, &w->dRkk);
     if (s == BCL_SUCCESS)
