@@ -669,11 +669,28 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
  * -DPANEL_RPL) and raises the block's flag. sync (zeros before the
  * launch): [0] the tickets, [1 + b] block b's groups written back, [1 + nblocks + b] its flag.
  * What other groups wrote is read through volatile pointers: a compute unit's cache may still
- * hold lines an earlier group read. Needs -DV_FROM_P (the reflectors are read from the panel). */
+ * hold lines an earlier group read. Needs -DV_FROM_P (the reflectors are read from the panel).
+ * Columns n .. ntot-1 (trailing columns, after the panel's in P) are only applied to: the tickets
+ * after the panel's groups take them, CHAIN_CPG a group, apply every block once its flag is up and
+ * write them back, so that Q^T C of a block column C comes out of the same launch with no T of
+ * the whole panel (the step's next diagonal block, BSOF's critical path). Their rows below
+ * trail_zero are read as zeros (the block column [0; A_k+1]). A trailing group holds CHAIN_TCH
+ * chunks of CHAIN_CPG columns and applies each block to them chunk by chunk (its reflectors loaded
+ * once), so that the launch has fewer groups than the device holds at once and kernels of another
+ * queue find room beside it. */
 #ifndef V_FROM_P
 #error "qr_chain reads the reflectors from the factored panel (-DV_FROM_P)"
 #endif
 #define CH_K (QR_NB * CHAIN_CPG) /* entries of W a group forms for a block */
+#ifndef CHAIN_TCH
+#define CHAIN_TCH 1 /* chunks of CHAIN_CPG columns a trailing group holds */
+#endif
+#define CH_COLS (CHAIN_CPG * CHAIN_TCH)
+#if CHAIN_TCH > 1
+#define CH_CHUNK_END barrier(CLK_LOCAL_MEM_FENCE); /* ch_tw read before the next chunk's */
+#else
+#define CH_CHUNK_END
+#endif
 #if CH_K % 32 != 0 || CH_K > PANEL_WG || PANEL_WG != 256 || QR_NB % CHAIN_CPG != 0
 #error "qr_chain: QR_NB CHAIN_CPG a multiple of 32, at most PANEL_WG = 256"
 #endif
@@ -683,6 +700,7 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
  * block's last ticket */
 #define CH_BLOCKS bm
 #define CH_PASSES lead
+#define CH_CHUNK_IF(h) if ((h) < nch)
 #else
 #define CHAIN_PART_DECL __local real ch_part[8 * PANEL_WG]
 /* PoCL (3.1) corrupted memory where barriers sat under a branch or in a loop whose trip count
@@ -690,6 +708,7 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
  * apply nothing) and the panel's code once (factoring nothing but in the block's last ticket) */
 #define CH_BLOCKS nblk
 #define CH_PASSES 1
+#define CH_CHUNK_IF(h) /* every group every chunk's barriers (a panel group's are all zeros) */
 #endif
 /* at the top of the kernel, after lid, lane and P += offP: the groups' applies, then the block's
  * last ticket enters a loop of one pass around the panel's code (j0, nbk, offT, Pin set) */
@@ -703,14 +722,20 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
     if (lid == 0)                                                                                  \
         ticket_l = atomic_inc(sync);                                                               \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
-    const int g = ticket_l, c0 = g * CHAIN_CPG, bm = c0 / QR_NB;                                   \
-    real ch_c[CHAIN_RPL][CHAIN_CPG]; /* the group's columns, rows lid + PANEL_WG i */              \
+    const int g = ticket_l, trail = g >= ngroups; /* trail: a group of the trailing columns */   \
+    const int c0 = trail ? n + (g - ngroups) * CH_COLS : g * CHAIN_CPG;                            \
+    const int bm = trail ? nblk : c0 / QR_NB, cend = trail ? ntot : n;                             \
+    const int rz = trail ? trail_zero : 0, nch = trail ? CHAIN_TCH : 1;                            \
+    const int ncol = nch * CHAIN_CPG;                                                              \
+    real ch_c[CHAIN_RPL][CH_COLS]; /* the group's columns, rows lid + PANEL_WG i */                \
     UNROLL                                                                                         \
     for (int i = 0; i < CHAIN_RPL; ++i) {                                                          \
         const int r = lid + PANEL_WG * i;                                                          \
         UNROLL                                                                                     \
-        for (int c = 0; c < CHAIN_CPG; ++c)                                                        \
-            ch_c[i][c] = r < m && c0 + c < n ? P[(size_t)(c0 + c) * ldp + r] : 0;                  \
+        for (int c = 0; c < CH_COLS; ++c)                                                          \
+            ch_c[i][c] = r < m && r >= rz && c < ncol && c0 + c < cend                             \
+                             ? P[(size_t)(c0 + c) * ldp + r]                                       \
+                             : 0;                                                                  \
     }                                                                                              \
     for (int b = 0; b < CH_BLOCKS; ++b) {                                                          \
         const int act = b < bm; /* always, where the loop ends at bm */                            \
@@ -727,11 +752,6 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
             ch_t[e] = act ? Tb[e] : 0; /* not a later block's T, which may be NaN */               \
         real acc[CH_K / 32][32], vk[CHAIN_RPL][QR_NB];                                             \
         UNROLL                                                                                     \
-        for (int h = 0; h < CH_K / 32; ++h)                                                        \
-            UNROLL                                                                                 \
-            for (int e = 0; e < 32; ++e)                                                           \
-                acc[h][e] = 0;                                                                     \
-        UNROLL                                                                                     \
         for (int i = 0; i < CHAIN_RPL; ++i) {                                                      \
             const int r = lid + PANEL_WG * i;                                                      \
             UNROLL                                                                                 \
@@ -739,12 +759,24 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
                 vk[i][v] = r >= m || v >= nbb || !act ? 0                                          \
                            : r > jb + v       ? Vb[(size_t)v * ldp + r]                            \
                                               : (real)(r == jb + v);                               \
+        }                                                                                          \
+        UNROLL                                                                                     \
+        for (int hc = 0; hc < CHAIN_TCH; ++hc) {                                                   \
+        CH_CHUNK_IF(hc) { /* chunk hc: columns hc CHAIN_CPG .. + CHAIN_CPG - 1 */                  \
+        const int cc = hc * CHAIN_CPG;                                                             \
+        UNROLL                                                                                     \
+        for (int h = 0; h < CH_K / 32; ++h)                                                        \
+            UNROLL                                                                                 \
+            for (int e = 0; e < 32; ++e)                                                           \
+                acc[h][e] = 0;                                                                     \
+        UNROLL                                                                                     \
+        for (int i = 0; i < CHAIN_RPL; ++i) {                                                      \
             UNROLL                                                                                 \
             for (int v = 0; v < QR_NB; ++v)                                                        \
                 UNROLL                                                                             \
                 for (int c = 0; c < CHAIN_CPG; ++c)                                                \
                     acc[(v * CHAIN_CPG + c) / 32][(v * CHAIN_CPG + c) % 32] +=                     \
-                        vk[i][v] * ch_c[i][c];                                                     \
+                        vk[i][v] * ch_c[i][cc + c];                                                \
         }                                                                                          \
         GROUP_SUMS(acc, CH_K, ch_part, ch_w, PANEL_WG);                                            \
         barrier(CLK_LOCAL_MEM_FENCE);                                                              \
@@ -765,25 +797,28 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
                     d0 += vk[i][v] * w2[v * CHAIN_CPG + c];                                        \
                     d1 += vk[i][v + 1] * w2[(v + 1) * CHAIN_CPG + c];                              \
                 }                                                                                  \
-                ch_c[i][c] -= d0 + d1;                                                             \
+                ch_c[i][cc + c] -= d0 + d1;                                                        \
             }                                                                                      \
+        CH_CHUNK_END                                                                               \
+        }                                                                                          \
+        }                                                                                          \
     }                                                                                              \
     if (bm > 0) { /* block 0's columns are in the panel as they came */                            \
         UNROLL                                                                                     \
         for (int i = 0; i < CHAIN_RPL; ++i) {                                                      \
             const int r = lid + PANEL_WG * i;                                                      \
             UNROLL                                                                                 \
-            for (int c = 0; c < CHAIN_CPG; ++c)                                                    \
-                if (r < m && c0 + c < n)                                                           \
+            for (int c = 0; c < CH_COLS; ++c)                                                      \
+                if (r < m && c < ncol && c0 + c < cend)                                            \
                     P[(size_t)(c0 + c) * ldp + r] = ch_c[i][c];                                    \
         }                                                                                          \
     }                                                                                              \
     barrier(CLK_GLOBAL_MEM_FENCE); /* outside the branch: PoCL wants no barrier under an if */     \
-    if (bm > 0 && lid == 0) {                                                                      \
+    if (bm > 0 && !trail && lid == 0) {                                                            \
         mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
         atomic_inc(sync + 1 + bm);                                                                 \
     }                                                                                              \
-    const int lead = g % gpb == gpb - 1 || g == ngroups - 1; /* the block's last ticket */         \
+    const int lead = !trail && (g % gpb == gpb - 1 || g == ngroups - 1); /* block's last ticket */ \
     if (lead && bm > 0 && lid == 0) {                                                              \
         volatile __global const int *written = sync + 1 + bm;                                      \
         const int groups = min(gpb, ngroups - bm * gpb);                                           \
@@ -880,7 +915,7 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
 #ifdef CHAIN_CPG
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_chain(__global real *P, ulong offP, int ldp, int m, int n, __global real *T, ulong offT0,
-              __global int *sync, ulong offSync)
+              __global int *sync, ulong offSync, int ntot, int trail_zero)
 #else
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,
@@ -1133,7 +1168,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
 #ifdef CHAIN_CPG
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_chain(__global real *P, ulong offP, int ldp, int m, int n, __global real *T, ulong offT0,
-              __global int *sync, ulong offSync)
+              __global int *sync, ulong offSync, int ntot, int trail_zero)
 #else
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,

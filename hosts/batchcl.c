@@ -44,6 +44,7 @@ typedef struct {
     int p_list[64], p_count; /* bench pcyclic: block counts; 0 = from --order */
     int order;               /* bench pcyclic: N = n*p to aim at */
     int method;              /* bench pcyclic: 0 table, 1/3 host/device panels, 2 batched */
+    int cv_columns;          /* bench pcyclic: j_F forced (bcl_params.pcyclic_cv_columns) */
     const char *methods;     /* bench sysv: all or some of ldlt,hpcr,eigen,auto (default ldlt) */
     size_t chunks[32]; /* bench geev: host-memory chunk sizes */
     int chunk_count;
@@ -122,7 +123,9 @@ static void usage(void)
          "pcyclic options: --n LIST (block sizes), --p LIST (blocks; default N/n), --order N (the\n"
          "  matrix order aimed at, default 10240 on GPUs, 2048 on CPUs), --method 0|1|2|3, --batch B\n"
          "  (matrices per call; > 1 with n <= 32 runs the batched kernels), --precision s|d|both\n"
-         "  (default d; float against clBLAST SGEMM and LAPACK sgetrf+sgetri)");
+         "  (default d; float against clBLAST SGEMM and LAPACK sgetrf+sgetri), --cv-columns J\n"
+         "  (block columns inverted column-wise during the factorization; -1: by rows only;\n"
+         "  default: the table's)");
 }
 
 static options parse(int argc, char **argv, int first)
@@ -159,6 +162,8 @@ static options parse(int argc, char **argv, int first)
         }
         else if (!strcmp(a, "--ppg") && v)
             o.ppg = atoi(argv[++i]);
+        else if (!strcmp(a, "--cv-columns") && v)
+            o.cv_columns = atoi(argv[++i]);
         else if (!strcmp(a, "--mapping") && v)
             o.mappings = argv[++i];
         else if (!strcmp(a, "--vectors"))
@@ -1418,6 +1423,7 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
             }
             bcl_params prm = {0};
             prm.pcyclic_method = o->method;
+            prm.pcyclic_cv_columns = o->cv_columns;
             bcl_set_params(ctx, &prm);
             cl_int e1, e2, e3, e4;
             cl_mem dA = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
@@ -1436,6 +1442,8 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
                 clFinish(q);
                 t[rep] = hu_now() - t0;
             }
+            if (st == BCL_SUCCESS && getenv("BATCHCL_TIMELINE")) /* the last call's kernels */
+                print_steps(ctx, "pcyclic");
             if (st != BCL_SUCCESS) {
                 printf("%-5d %-4d %-6zu %-6zu  %s: %s\n", n, p, N, batch,
                        bcl_status_string(st), bcl_last_error(ctx));

@@ -296,6 +296,20 @@ typedef struct {
     int chain_cpg, chain_rpl; /* qr_chain: columns a group holds, rows a work-item; 0: a launch
                                * a block and an apply between */
     int chain_slot;           /* qr_chain: ints of w->dBad a step's launch counts with */
+    int chain_tch;            /* qr_chain: chunks of chain_cpg columns a trailing group holds */
+    /* BSOF on two queues (method 3 with qr_chain and Q^(k) by GEMMs): the main queue carries only
+     * the critical path, each step's qr_chain with [0; A_k+1] as trailing columns (At_k+1 and
+     * R_k,k+1 come out of it), while the second queue (qb) forms Q^(k), R_kk and the last block
+     * column's chain from the step's panel. The panel (2n x 2n with its trailing block column)
+     * and its block T's alternate between two slots: buffers dPs[s] (dP: the one in use; one
+     * buffer each, since copies between two rectangles of one buffer were refused as overlapping
+     * by PoCL where they did not) and dTb from tb_off; slot_free[s] marks the second queue done
+     * with slot s */
+    int overlap;
+    cl_command_queue qb;
+    cl_mem dPs[2];
+    size_t tb_off, tb_slot;
+    cl_event slot_free[2];
     cl_mem dP;   /* method 3: the panel [At_k; B_k] (2n x n, leading dimension 2n) */
     cl_mem dV;   /* its reflectors, explicit (2n x n) */
     int nb;      /* method 3: block width of the device QR */
@@ -330,8 +344,8 @@ typedef struct {
  * a call's commands all run on the main queue and bsofi_release waits for them: work on another
  * queue would need its own buffers or an event. */
 enum {
-    WS_T, WS_Q, WS_S, WS_R, WS_P, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP, WS_GEMM_WORK,
-    WS_COUNT
+    WS_T, WS_Q, WS_S, WS_R, WS_P, WS_P2, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP,
+    WS_GEMM_WORK, WS_COUNT
 };
 _Static_assert(WS_COUNT == BCL_PCYCLIC_WS_SLOTS, "the context's p-cyclic workspace slots");
 
@@ -834,6 +848,7 @@ static bcl_status fill_zero(bsofi *w, cl_mem H, size_t offH)
 /* qr_panel: up to 32 row lanes a column (1024 work-items), for the latency of its global loads;
  * fewer where the kernel's registers do not allow that many */
 static const int panel_wgs[3] = {1024, 512, 256};
+#define OVERLAP_NMAX 512     /* BSOF on two queues on NVIDIA up to this n */
 #define SET_ARG(k, i, v) (err |= clSetKernelArg((k), (i), sizeof(v), &(v)))
 
 static bcl_status dev_kernels(bsofi *w)
@@ -994,6 +1009,23 @@ static bcl_status dev_kernels(bsofi *w)
             while (256 * w->chain_rpl < 2 * w->n)
                 w->chain_rpl *= 2;
         }
+        /* BSOF on two queues where qr_chain takes the panels and GEMMs form Q^(k) (NVIDIA's
+         * default up to n = OVERLAP_NMAX); BATCHCL_PCYCLIC_OVERLAP=0 keeps one queue, 1 takes two
+         * wherever it can (tests). The trailing groups hold chain_tch chunks of columns
+         * (BATCHCL_PCYCLIC_CHAIN_TCH, 1 to 16): 2 up to n = 256, 4 beyond. On the H200 (bench
+         * pcyclic --order 10000, two rounds in one run, ms for 2 / 4 / 8 chunks) n = 192 22.9 /
+         * 23.2 / 24.0, 256 23.7 / 24.0 / 24.8, 384 34.0 / 33.3 / 38.1, 512 38.3 / 36.7 / 43.1;
+         * with one chunk a group (twice the groups the device holds at once) the second queue's
+         * kernels waited for the chain's last groups to start: n = 256 26.0 ms */
+        const char *overlap_env = getenv("BATCHCL_PCYCLIC_OVERLAP");
+        w->overlap = w->chain_cpg && v_from_p && w->q_gemm && w->ctx->nqueues > 1 &&
+                     (overlap_env ? !strcmp(overlap_env, "1") : nvidia && w->n <= OVERLAP_NMAX);
+        const char *tch_env = getenv("BATCHCL_PCYCLIC_CHAIN_TCH");
+        const int tch = tch_env ? atoi(tch_env) : 0;
+        w->chain_tch = !w->overlap                ? 1
+                       : tch >= 1 && tch <= 16 ? tch
+                       : w->n <= 256            ? 2
+                                                : 4;
         w->chain_slot = 1 + 2 * ((w->n + w->nb - 1) / w->nb);
         char extra_opt[160] = "";
         if (w->apply_rpl)
@@ -1001,8 +1033,9 @@ static bcl_status dev_kernels(bsofi *w)
                      w->apply_rpl, w->apply_ct, w->apply_keep);
         size_t len = strlen(extra_opt);
         if (w->chain_cpg)
-            snprintf(extra_opt + len, sizeof extra_opt - len, " -DCHAIN_CPG=%d -DCHAIN_RPL=%d",
-                     w->chain_cpg, w->chain_rpl);
+            snprintf(extra_opt + len, sizeof extra_opt - len,
+                     " -DCHAIN_CPG=%d -DCHAIN_RPL=%d -DCHAIN_TCH=%d", w->chain_cpg, w->chain_rpl,
+                     w->chain_tch);
         len = strlen(extra_opt);
         snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d -DTRI_COLS=%d", tri_nmax,
                  w->tri_cols);
@@ -1083,6 +1116,9 @@ static bcl_status dev_kernels(bsofi *w)
         if (s != BCL_SUCCESS)
             return s;
     }
+    /* two queues (chosen with the chain above) where the chain and v_from_panel stood */
+    w->overlap = w->overlap && w->chain_cpg && w->k_vcopy && w->ctx->queue[1];
+    w->qb = w->overlap ? w->ctx->queue[1] : NULL;
     w->k_apply_rows = NULL;
     if (w->apply_rpl) {
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_apply_rows", &w->k_apply_rows);
@@ -1098,9 +1134,14 @@ static bcl_status run_kernel(bsofi *w, bcl_kernel_entry *k, cl_int arg_err, size
                              size_t local, const char *name)
 {
     cl_int err = arg_err;
+    cl_event ev = NULL; /* BATCHCL_TIMELINE: every kernel, named as in `name` past "launching " */
     if (err == CL_SUCCESS)
         err = clEnqueueNDRangeKernel(w->q, k->kernel, 1, NULL, &global, local ? &local : NULL, 0,
-                                     NULL, NULL);
+                                     NULL, w->ctx->recording ? &ev : NULL);
+    if (ev) {
+        bcl_step_record(w->ctx, strncmp(name, "launching ", 10) ? name : name + 10, ev);
+        clReleaseEvent(ev);
+    }
     return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, name);
 }
 
@@ -1168,63 +1209,10 @@ static cl_mem applied_reflectors(const bsofi *w, int m, int ldp, int *ldv)
     return w->v_in_panel ? w->dP : w->dV;
 }
 
-/* Blocked Householder QR of the m x n panel in w->dP (leading dimension ldp): R in its upper
- * triangle, the reflectors in w->dV (leading dimension m) or, from the register panels built with
- * -DV_FROM_P, below R in the panel (v_from_panel copies them into w->dV where GEMMs form Q), each
- * block's T in w->dTb; then R into w->dRkk's block k (a zero or NaN diagonal lowers w->dBad). With
- * v_from_panel, that launch also writes Q = I (m x m at Q + offQ, leading dimension ldq), which
- * dev_form_q's GEMMs then update. */
-static bcl_status dev_qr(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t offQ, int ldq)
+/* dev_qr's last launch: R_kk (and with v_from_panel V and Q = I) from the factored panel */
+static bcl_status dev_qr_take(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t offQ, int ldq)
 {
-    const int n = w->n;
-    /* the panel kernels write V from each block's first row down; S = V^T V (dev_form_t) needs
-     * the zeros above */
-    bcl_status s = w->q_gemm && !w->v_in_panel
-                       ? clear_buffer(w, w->dV, 0, (size_t)m * n, "clearing the reflectors")
-                       : BCL_SUCCESS;
-    int ldv;
-    cl_mem Vsrc = applied_reflectors(w, m, ldp, &ldv);
-    if (w->chain_cpg && s == BCL_SUCCESS) { /* every block in one launch, step k's counters */
-        cl_kernel kc = w->k_panel->kernel;
-        const cl_int cm = m, cn = n, cld = ldp;
-        const cl_ulong zero = 0, offSync = 1 + (cl_ulong)k * w->chain_slot;
-        cl_int err = CL_SUCCESS;
-        SET_ARG(kc, 0, w->dP);
-        SET_ARG(kc, 1, zero);
-        SET_ARG(kc, 2, cld);
-        SET_ARG(kc, 3, cm);
-        SET_ARG(kc, 4, cn);
-        SET_ARG(kc, 5, w->dTb);
-        SET_ARG(kc, 6, zero);
-        SET_ARG(kc, 7, w->dBad);
-        SET_ARG(kc, 8, offSync);
-        const size_t groups = ((size_t)n + w->chain_cpg - 1) / w->chain_cpg;
-        s = run_kernel(w, w->k_panel, err, groups * 256, 256, "launching qr_chain");
-    }
-    for (int j0 = 0; j0 < n && s == BCL_SUCCESS && !w->chain_cpg; j0 += w->nb) {
-        cl_kernel kp = w->k_panel->kernel;
-        const cl_int cm = m, cj0 = j0, nbk = n - j0 < w->nb ? n - j0 : w->nb, cld = ldp;
-        const cl_ulong zero = 0, offT = (cl_ulong)(j0 / w->nb) * w->nb * w->nb;
-        cl_int err = CL_SUCCESS;
-        SET_ARG(kp, 0, w->dP);
-        SET_ARG(kp, 1, zero);
-        SET_ARG(kp, 2, cld);
-        SET_ARG(kp, 3, cm);
-        SET_ARG(kp, 4, cj0);
-        SET_ARG(kp, 5, nbk);
-        SET_ARG(kp, 6, w->dV);
-        SET_ARG(kp, 7, zero);
-        SET_ARG(kp, 8, cm);
-        SET_ARG(kp, 9, w->dTb);
-        SET_ARG(kp, 10, offT);
-        s = run_kernel(w, w->k_panel, err, w->panel_wg, w->panel_wg, "launching qr_panel");
-        if (s == BCL_SUCCESS && j0 + nbk < n)
-            s = apply_block(w, Vsrc, ldv, m, j0, 1, w->dP, (size_t)(j0 + nbk) * ldp, ldp,
-                            n - j0 - nbk);
-    }
-    if (s != BCL_SUCCESS)
-        return s;
-    const cl_int cld = ldp, cn = n, first = k * n;
+    const cl_int cld = ldp, cn = w->n, first = k * w->n;
     const cl_ulong zero = 0, offR = (cl_ulong)k * w->nn;
     cl_int err = CL_SUCCESS;
     if (w->k_vcopy) { /* V for the GEMMs forming Q^(k), R, and Q = I, in one launch */
@@ -1262,6 +1250,74 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t offQ,
     return run_kernel(w, w->k_take_r, err, round_up(w->nn, 256), 0, "launching qr_take_r");
 }
 
+/* qr_chain on the panel in use (w->dP: m rows, leading dimension ldp; step k's counters): its n
+ * columns factored, columns n .. ntot-1 after them only applied to (rows below trail_zero read
+ * as zeros) */
+static bcl_status launch_chain(bsofi *w, int m, int ldp, int k, int ntot, int trail_zero)
+{
+    cl_kernel kc = w->k_panel->kernel;
+    const cl_int cm = m, cn = w->n, cld = ldp, cnt = ntot, ctz = trail_zero;
+    const cl_ulong zero = 0, ot = w->tb_off, offSync = 1 + (cl_ulong)k * w->chain_slot;
+    cl_int err = CL_SUCCESS;
+    SET_ARG(kc, 0, w->dP);
+    SET_ARG(kc, 1, zero);
+    SET_ARG(kc, 2, cld);
+    SET_ARG(kc, 3, cm);
+    SET_ARG(kc, 4, cn);
+    SET_ARG(kc, 5, w->dTb);
+    SET_ARG(kc, 6, ot);
+    SET_ARG(kc, 7, w->dBad);
+    SET_ARG(kc, 8, offSync);
+    SET_ARG(kc, 9, cnt);
+    SET_ARG(kc, 10, ctz);
+    const size_t cpg = (size_t)w->chain_cpg, tcols = cpg * (size_t)w->chain_tch;
+    const size_t groups = ((size_t)w->n + cpg - 1) / cpg /* the panel's, then the trailing ones */
+                          + ((size_t)(ntot - w->n) + tcols - 1) / tcols;
+    return run_kernel(w, w->k_panel, err, groups * 256, 256, "launching qr_chain");
+}
+
+/* Blocked Householder QR of the m x n panel in w->dP (leading dimension ldp): R in its upper
+ * triangle, the reflectors in w->dV (leading dimension m) or, from the register panels built with
+ * -DV_FROM_P, below R in the panel (v_from_panel copies them into w->dV where GEMMs form Q), each
+ * block's T in w->dTb; then R into w->dRkk's block k (a zero or NaN diagonal lowers w->dBad). With
+ * v_from_panel, that launch also writes Q = I (m x m at Q + offQ, leading dimension ldq), which
+ * dev_form_q's GEMMs then update. */
+static bcl_status dev_qr(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t offQ, int ldq)
+{
+    const int n = w->n;
+    /* the panel kernels write V from each block's first row down; S = V^T V (dev_form_t) needs
+     * the zeros above */
+    bcl_status s = w->q_gemm && !w->v_in_panel
+                       ? clear_buffer(w, w->dV, 0, (size_t)m * n, "clearing the reflectors")
+                       : BCL_SUCCESS;
+    int ldv;
+    cl_mem Vsrc = applied_reflectors(w, m, ldp, &ldv);
+    if (w->chain_cpg && s == BCL_SUCCESS) /* every block in one launch, step k's counters */
+        s = launch_chain(w, m, ldp, k, n, 0);
+    for (int j0 = 0; j0 < n && s == BCL_SUCCESS && !w->chain_cpg; j0 += w->nb) {
+        cl_kernel kp = w->k_panel->kernel;
+        const cl_int cm = m, cj0 = j0, nbk = n - j0 < w->nb ? n - j0 : w->nb, cld = ldp;
+        const cl_ulong zero = 0, offT = (cl_ulong)(j0 / w->nb) * w->nb * w->nb;
+        cl_int err = CL_SUCCESS;
+        SET_ARG(kp, 0, w->dP);
+        SET_ARG(kp, 1, zero);
+        SET_ARG(kp, 2, cld);
+        SET_ARG(kp, 3, cm);
+        SET_ARG(kp, 4, cj0);
+        SET_ARG(kp, 5, nbk);
+        SET_ARG(kp, 6, w->dV);
+        SET_ARG(kp, 7, zero);
+        SET_ARG(kp, 8, cm);
+        SET_ARG(kp, 9, w->dTb);
+        SET_ARG(kp, 10, offT);
+        s = run_kernel(w, w->k_panel, err, w->panel_wg, w->panel_wg, "launching qr_panel");
+        if (s == BCL_SUCCESS && j0 + nbk < n)
+            s = apply_block(w, Vsrc, ldv, m, j0, 1, w->dP, (size_t)(j0 + nbk) * ldp, ldp,
+                            n - j0 - nbk);
+    }
+    return s == BCL_SUCCESS ? dev_qr_take(w, m, ldp, k, Q, offQ, ldq) : s;
+}
+
 /* The T of all n reflectors of the last dev_qr (n x n, leading dimension n, at w->r_tm in w->dR,
  * zero below the diagonal) from S = V^T V (at w->r_w) and the panel's block T's: the blocks above
  * the block T's are formed in halves of growing width (LAPACK dgeqrt3's T12 = -T11 S12 T22),
@@ -1279,13 +1335,13 @@ static bcl_status dev_form_t(bsofi *w, int m)
     if (s != BCL_SUCCESS)
         return s;
     cl_kernel k = w->k_tdiag->kernel;
-    const cl_ulong zero = 0, os = w->r_w, ot = w->r_tm;
+    const cl_ulong os = w->r_w, ot = w->r_tm, otb = w->tb_off;
     const cl_int cn = w->n;
     cl_int err = CL_SUCCESS;
     SET_ARG(k, 0, R);
     SET_ARG(k, 1, os);
     SET_ARG(k, 2, w->dTb);
-    SET_ARG(k, 3, zero);
+    SET_ARG(k, 3, otb);
     SET_ARG(k, 4, cn);
     SET_ARG(k, 5, R);
     SET_ARG(k, 6, ot);
@@ -1494,6 +1550,110 @@ static bcl_status factor_step_dev(bsofi *w, int k, cl_mem A, size_t offA, cl_mem
     return s;
 }
 
+/* the queue w->q waits for `ev` (none: nothing to wait for) */
+static bcl_status queue_wait(bsofi *w, cl_event ev)
+{
+    const cl_int err = ev ? clEnqueueBarrierWithWaitList(w->q, 1, &ev, NULL) : CL_SUCCESS;
+    return err == CL_SUCCESS ? BCL_SUCCESS
+                             : bcl_cl_fail(w->ctx, err, "clEnqueueBarrierWithWaitList");
+}
+
+/* *ev (released first) := a marker of everything enqueued on w->q so far (BATCHCL_TIMELINE: named
+ * `name`) */
+static bcl_status queue_mark(bsofi *w, cl_event *ev, const char *name)
+{
+    if (*ev)
+        clReleaseEvent(*ev);
+    *ev = NULL;
+    const cl_int err = clEnqueueMarkerWithWaitList(w->q, 0, NULL, ev);
+    if (err == CL_SUCCESS && w->ctx->recording)
+        bcl_step_record(w->ctx, name, *ev);
+    return err == CL_SUCCESS ? BCL_SUCCESS
+                             : bcl_cl_fail(w->ctx, err, "clEnqueueMarkerWithWaitList");
+}
+
+/* What step j < p-1 on two queues reads besides At_j: B_j below the panel's top and A_j+1 below the
+ * trailing column's, in panel slot j & 1, on w->q (the second queue stages them two steps ahead,
+ * off the main queue's chain of steps) */
+static bcl_status stage_step(bsofi *w, int j, cl_mem A, size_t offA, cl_mem B, size_t offB)
+{
+    const size_t n = (size_t)w->n, nn = w->nn;
+    if (j + 1 >= w->p)
+        return BCL_SUCCESS;
+    bcl_status st = copy_rect(w, B, offB + (size_t)j * nn, n, w->dPs[j & 1], n, 2 * n, n, n);
+    if (st == BCL_SUCCESS)
+        st = copy_rect(w, A, offA + (size_t)(j + 1) * nn, n, w->dPs[j & 1], 2 * nn + n, 2 * n, n,
+                       n);
+    return st;
+}
+
+/* Step k < p-1 on two queues (w->overlap). Panel slot k & 1 holds [At_k; B_k] and the trailing
+ * block column [0; A_k+1] ([Rt_k; A_p-1] at the last pair, Rt_k copied in here). The main queue:
+ * one qr_chain that factors the panel and applies Q^(k)^T to the trailing column (R_k,k+1 above
+ * At_k+1), and At_k+1 copied into the other slot's top, the next panel, once the second queue is
+ * done with that slot. The second queue, after the chain: V, R_kk and Q = I (v_from_panel),
+ * Q^(k) by GEMMs, R_k,k+1 copied out, R_k,p-1 and Rt_k+1, the column version's block column k
+ * where j_F asks for it, and step k+2's blocks staged into the slot. What each queue leaves is
+ * the same as factor_step_dev's (the products in another order). On the H200, bench pcyclic
+ * --order 10000, against one queue in one run, two rounds: n = 192 22.9 / 22.9 ms against
+ * 26.6 / 26.6, 256 23.7 / 23.7 against 26.6 / 26.6, 384 33.3 / 33.3 against 36.0 / 36.0, 512
+ * 36.7 / 36.8 against 37.5 / 37.4, but 1024 63.0 / 63.0 against 55.5 / 55.5 (the second queue's
+ * GEMMs hold the compute units the chain waits for). */
+static bcl_status factor_step_overlap(bsofi *w, int k, cl_mem A, size_t offA, cl_mem B,
+                                      size_t offB, cl_mem H, size_t offH)
+{
+    const int n = w->n, p = w->p, n2 = 2 * n, last = k + 2 == p, s = k & 1;
+    const size_t nn = w->nn, qk = (size_t)k * 4 * nn;
+    const size_t trail = 2 * nn; /* the trailing block column in a slot */
+    const size_t rt = w->r_t + (size_t)(k & 1) * nn, rt_next = w->r_t + (size_t)((k + 1) & 1) * nn;
+    cl_mem R = w->dR, panel = w->dPs[s], next = w->dPs[s ^ 1];
+    cl_command_queue main_q = w->q;
+    w->dP = panel; /* what launch_chain and dev_qr_take read */
+    w->tb_off = (size_t)s * w->tb_slot;
+    bcl_status st = BCL_SUCCESS; /* B_k and A_k+1 are in the slot (stage_step) */
+    /* the last pair's trailing top is Rt_k, which the second queue's step k-1 formed */
+    if (last && k > 0)
+        st = queue_wait(w, w->slot_free[s ^ 1]);
+    if (st == BCL_SUCCESS && last)
+        st = copy_rect(w, R, rt, n, panel, trail, n2, n, n);
+    if (st == BCL_SUCCESS)
+        st = launch_chain(w, n2, n2, k, n2, last ? 0 : n);
+    cl_event chained = NULL;
+    if (st == BCL_SUCCESS)
+        st = queue_mark(w, &chained, "chain's step done (main queue)");
+    if (st == BCL_SUCCESS)
+        st = queue_wait(w, w->slot_free[s ^ 1]); /* the second queue's step k-1 read that slot */
+    if (st == BCL_SUCCESS)
+        st = copy_rect(w, panel, trail + n, n2, next, 0, n2, n, n);
+    if (st != BCL_SUCCESS) {
+        if (chained)
+            clReleaseEvent(chained);
+        return st;
+    }
+    w->q = w->qb;
+    st = queue_wait(w, chained);
+    clReleaseEvent(chained);
+    if (st == BCL_SUCCESS)
+        st = dev_qr_take(w, n2, n2, k, w->dQ, qk, n2);
+    if (st == BCL_SUCCESS)
+        st = dev_form_q(w, n2, n2, w->dQ, qk, n2);
+    if (st == BCL_SUCCESS)
+        st = copy_rect(w, panel, trail, n2, R, w->r_s + (size_t)k * nn, n, n, n);
+    if (st == BCL_SUCCESS && !last) { /* R_k,p-1 and Rt_k+1 (rt_next past R_k,p-1) */
+        const size_t q00 = qk, q01 = qk + (size_t)n * n2;
+        st = gemm_strided(w, CLBlastTransposeYes, n, n, n, 2, 1.0, w->dQ, q00, q01 - q00, n2, R,
+                          rt, 0, n, 0.0, R, w->r_l + k * nn, rt_next - (w->r_l + k * nn), n);
+    }
+    if (st == BCL_SUCCESS && k < w->jF)
+        st = invert_column(w, k, H, offH);
+    if (st == BCL_SUCCESS) /* the slot's next step, k + 2 */
+        st = stage_step(w, k + 2, A, offA, B, offB);
+    if (st == BCL_SUCCESS)
+        st = queue_mark(w, &w->slot_free[s], "step done (second queue)");
+    w->q = main_q;
+    return st;
+}
+
 /* One problem, everything on the device: A, B at offA, offB (p blocks each), H^-1 at offH, its
  * info written at offInfo by the last kernel. The host waits for nothing. */
 static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_t offB, cl_mem H,
@@ -1502,6 +1662,8 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
     const int n = w->n, p = w->p, n2 = 2 * n;
     const size_t nn = w->nn;
     const double t0 = seconds_now();
+    if (w->overlap) /* step 0's panel slot */
+        w->dP = w->dPs[0];
     bcl_status s = fill_zero(w, H, offH);
     const cl_int none = INT_MAX;
     cl_int err = clEnqueueFillBuffer(w->q, w->dBad, &none, sizeof none, 0, sizeof none, 0, NULL,
@@ -1522,10 +1684,20 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
         if (s == BCL_SUCCESS)
             s = copy_dev(w, B, offB + (size_t)(p - 1) * nn, w->dR, w->r_t, nn);
     }
-    for (int k = 0; k + 1 < p && s == BCL_SUCCESS; ++k) {
+    for (int j = 0; j < 2 && s == BCL_SUCCESS && w->overlap; ++j)
+        s = stage_step(w, j, A, offA, B, offB);
+    for (int k = 0; k + 1 < p && s == BCL_SUCCESS && w->overlap; ++k)
+        s = factor_step_overlap(w, k, A, offA, B, offB, H, offH);
+    for (int k = 0; k + 1 < p && s == BCL_SUCCESS && !w->overlap; ++k) {
         s = factor_step_dev(w, k, A, offA, B, offB);
         if (s == BCL_SUCCESS && k < w->jF)
             s = invert_column(w, k, H, offH);
+    }
+    if (w->overlap) { /* the rest on the main queue, after the second queue's last step */
+        if (s == BCL_SUCCESS && p > 1)
+            s = queue_wait(w, w->slot_free[(p - 2) & 1]);
+        w->dP = w->dPs[(p - 1) & 1];
+        w->tb_off = (size_t)((p - 1) & 1) * w->tb_slot;
     }
     if (s == BCL_SUCCESS)
         s = dev_qr(w, n, n2, p - 1, w->dQ, (size_t)(p - 1) * 4 * nn, n);
@@ -1623,8 +1795,15 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
 
 static void bsofi_release(bsofi *w)
 {
+    if (w->ctx)
+        w->ctx->recording = 0;
+    if (w->qb)
+        clFinish(w->qb);
     if (w->q)
         clFinish(w->q);
+    for (int i = 0; i < 2; ++i)
+        if (w->slot_free[i])
+            clReleaseEvent(w->slot_free[i]);
     for (int i = 0; i < 2; ++i) {
         if (w->arena_done[i])
             clReleaseEvent(w->arena_done[i]);
@@ -1758,12 +1937,18 @@ static bcl_status alloc_workspace(bsofi *w, size_t r_total)
         return s;
     /* the panel, its reflectors, the blocks' T, R_kk, the info flag */
     const size_t blocks = (n + (size_t)w->nb - 1) / (size_t)w->nb;
-    s = ws_buffer(w, WS_P, 2 * nn * w->es, &w->dP);
+    /* two queues: two slots of the panel with its trailing block column (2n x 2n each), and of
+     * the block T's */
+    const size_t slots = w->overlap ? 2 : 1, panel = w->overlap ? 4 * nn : 2 * nn;
+    w->tb_slot = (blocks + 1) * w->nb * w->nb; /* + qr_chain's spare */
+    s = ws_buffer(w, WS_P, panel * w->es, &w->dP);
+    w->dPs[0] = w->dP;
+    if (s == BCL_SUCCESS && w->overlap)
+        s = ws_buffer(w, WS_P2, panel * w->es, &w->dPs[1]);
     if (s == BCL_SUCCESS)
         s = ws_buffer(w, WS_V, 2 * nn * w->es, &w->dV);
     if (s == BCL_SUCCESS)
-        s = ws_buffer(w, WS_TB, (blocks + 1) * w->nb * w->nb * w->es, /* + qr_chain's spare */
-                      &w->dTb);
+        s = ws_buffer(w, WS_TB, slots * w->tb_slot * w->es, &w->dTb);
     if (s == BCL_SUCCESS)
         s = ws_buffer(w, WS_RKK, P * nn * w->es, &w->dRkk);
     if (s == BCL_SUCCESS)
@@ -2140,7 +2325,11 @@ static void plan_columns(bsofi *w)
                                : "applied in row ranges",
              apply_ct,
              w->v_in_panel ? ", V from the panel" : "",
-             w->q_gemm ? "= I - V T V^T by GEMMs" : "from the block reflectors (qr_apply)",
+             w->q_gemm ? (w->overlap ? "= I - V T V^T by GEMMs on a second queue beside the "
+                                       "chain of panels, each panel's launch applying Q^(k)^T to "
+                                       "[0; A_k+1] too"
+                                     : "= I - V T V^T by GEMMs")
+                       : "from the block reflectors (qr_apply)",
              w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);
     append_gemm_note(w);
 }
@@ -2180,6 +2369,10 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
     }
     if (s == BCL_SUCCESS)
         plan_columns(&w);
+    /* BATCHCL_TIMELINE: the device panels' kernels and the two queues' steps, for
+     * bcl_last_step_times (bsofi_release stops the recording) */
+    const char *timeline = getenv("BATCHCL_TIMELINE");
+    bcl_steps_reset(ctx, dev_panels && timeline && *timeline);
     const double t_start = seconds_now();
     /* a problem's inverse is read into Hinv only once all its device work is enqueued, so a
      * failure in the first problem leaves the caller's arrays untouched */
@@ -2255,6 +2448,10 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
     }
     if (s == BCL_SUCCESS)
         plan_columns(&w);
+    /* BATCHCL_TIMELINE: the device panels' kernels and the two queues' steps, for
+     * bcl_last_step_times (bsofi_release stops the recording) */
+    const char *timeline = getenv("BATCHCL_TIMELINE");
+    bcl_steps_reset(ctx, dev_panels && timeline && *timeline);
     const double t_start = seconds_now();
     for (size_t k = 0; k < batch && s == BCL_SUCCESS && dev_panels; ++k)
         s = bsofi_one_dev(&w, A, offA + k * blocks, B, offB + k * blocks, H, offH + k * NN, info,

@@ -364,6 +364,31 @@ static void test_variants(void **state)
         unsetenv("BATCHCL_PCYCLIC_NB");
         if (!tu_quick())
             check_batch(ctx, 1, 0, 0, 40, 2, 2, "device panels by rows, one launch a panel");
+        /* BSOF on two queues (NVIDIA's default where qr_chain takes the panels and GEMMs form
+         * Q^(k)), forced: each panel's launch also applies Q^(k)^T to the trailing [0; A_k+1]
+         * (the next panel) while the second queue forms Q^(k) and the last block column's chain.
+         * Around the panel by rows in blocks of 8 (n = 37: five blocks and five trailing groups),
+         * a batch of two ill-conditioned problems at p = 7 (the panel slots reused, the last pair
+         * waiting for the second queue's Rt); by columns p = 2 (the first pair is the last:
+         * [Rt_0; A_1]) and 3, single precision, and the column version on the second queue */
+        setenv("BATCHCL_PCYCLIC_OVERLAP", "1", 1);
+        setenv("BATCHCL_PCYCLIC_QFORM", "gemm", 1);
+        setenv("BATCHCL_PCYCLIC_NB", "8", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 37, 7, 2, "two queues, panel by rows");
+        if (!strstr(bcl_last_kernel(ctx), "by GEMMs on a second queue"))
+            fail_msg("expected the second queue in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_PANEL");
+        check_batch(ctx, 0, 0, 0, 37, 3, 1, "two queues, single");
+        unsetenv("BATCHCL_PCYCLIC_NB");
+        check_batch(ctx, 1, 0, 0, 40, 2, 1, "two queues, p = 2");
+        use_method(ctx, 3, 2);
+        check_batch(ctx, 1, 1, 0, 40, 5, 1, "two queues, j_F = 2");
+        if (!strstr(bcl_last_kernel(ctx), "by GEMMs on a second queue") ||
+            !strstr(bcl_last_kernel(ctx), "j_F = 2 of"))
+            fail_msg("expected the second queue and j_F = 2 in: %s", bcl_last_kernel(ctx));
+        use_method(ctx, 3, 0);
+        unsetenv("BATCHCL_PCYCLIC_QFORM");
+        setenv("BATCHCL_PCYCLIC_OVERLAP", "0", 1); /* the rest of the test on one queue */
         unsetenv("BATCHCL_PCYCLIC_PANEL");
         unsetenv("BATCHCL_PCYCLIC_NB");
         setenv("BATCHCL_PCYCLIC_CHAIN", "0", 1);
@@ -546,6 +571,7 @@ static void test_variants(void **state)
         check_batch(ctx, 1, 0, 0, 17, 5, 1, "host panels, gemm.cl");
         unsetenv("BATCHCL_PCYCLIC_GEMM");
         unsetenv("BATCHCL_PCYCLIC_CHAIN");
+        unsetenv("BATCHCL_PCYCLIC_OVERLAP");
     }
     bcl_destroy(ctx);
 }
@@ -760,7 +786,8 @@ static int clear_hooks(void **state)
                                         "BATCHCL_GEMM_SPLITS", "BATCHCL_PCYCLIC_APPLY",
                                         "BATCHCL_PCYCLIC_APPLY_CT", "BATCHCL_PCYCLIC_TRI_COLS",
                                         "BATCHCL_PCYCLIC_KEEP", "BATCHCL_PCYCLIC_V_FROM_P",
-                                        "BATCHCL_GEMM_MMA", "BATCHCL_PCYCLIC_TRI_LEAF"};
+                                        "BATCHCL_GEMM_MMA", "BATCHCL_PCYCLIC_TRI_LEAF",
+                                        "BATCHCL_PCYCLIC_CHAIN", "BATCHCL_PCYCLIC_OVERLAP"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
