@@ -1012,7 +1012,7 @@ static bcl_status dev_kernels(bsofi *w)
         /* BSOF on two queues where qr_chain takes the panels and GEMMs form Q^(k) (NVIDIA's
          * default up to n = OVERLAP_NMAX); BATCHCL_PCYCLIC_OVERLAP=0 keeps one queue, 1 takes two
          * wherever it can (tests). The trailing groups hold chain_tch chunks of columns
-         * (BATCHCL_PCYCLIC_CHAIN_TCH, 1 to 16): 2 up to n = 256, 4 beyond. On the H200 (bench
+         * (BATCHCL_PCYCLIC_CHAIN_TCH, 1 to 8): 2 up to n = 256, 4 beyond. On the H200 (bench
          * pcyclic --order 10000, two rounds in one run, ms for 2 / 4 / 8 chunks) n = 192 22.9 /
          * 23.2 / 24.0, 256 23.7 / 24.0 / 24.8, 384 34.0 / 33.3 / 38.1, 512 38.3 / 36.7 / 43.1;
          * with one chunk a group (twice the groups the device holds at once) the second queue's
@@ -1022,10 +1022,10 @@ static bcl_status dev_kernels(bsofi *w)
                      (overlap_env ? !strcmp(overlap_env, "1") : nvidia && w->n <= OVERLAP_NMAX);
         const char *tch_env = getenv("BATCHCL_PCYCLIC_CHAIN_TCH");
         const int tch = tch_env ? atoi(tch_env) : 0;
-        w->chain_tch = !w->overlap                ? 1
-                       : tch >= 1 && tch <= 16 ? tch
-                       : w->n <= 256            ? 2
-                                                : 4;
+        w->chain_tch = !w->overlap              ? 1
+                       : tch >= 1 && tch <= 8 ? tch
+                       : w->n <= 256          ? 2
+                                              : 4;
         w->chain_slot = 1 + 2 * ((w->n + w->nb - 1) / w->nb);
         char extra_opt[160] = "";
         if (w->apply_rpl)
@@ -1558,6 +1558,13 @@ static bcl_status queue_wait(bsofi *w, cl_event ev)
                              : bcl_cl_fail(w->ctx, err, "clEnqueueBarrierWithWaitList");
 }
 
+/* w->q's commands sent to the device: the spec asks for it before another queue waits on them */
+static bcl_status queue_flush(bsofi *w)
+{
+    const cl_int err = clFlush(w->q);
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clFlush");
+}
+
 /* *ev (released first) := a marker of everything enqueued on w->q so far (BATCHCL_TIMELINE: named
  * `name`) */
 static bcl_status queue_mark(bsofi *w, cl_event *ev, const char *name)
@@ -1618,16 +1625,23 @@ static bcl_status factor_step_overlap(bsofi *w, int k, cl_mem A, size_t offA, cl
         st = copy_rect(w, R, rt, n, panel, trail, n2, n, n);
     if (st == BCL_SUCCESS)
         st = launch_chain(w, n2, n2, k, n2, last ? 0 : n);
-    cl_event chained = NULL;
+    cl_event chained = NULL, copied = NULL;
     if (st == BCL_SUCCESS)
         st = queue_mark(w, &chained, "chain's step done (main queue)");
     if (st == BCL_SUCCESS)
         st = queue_wait(w, w->slot_free[s ^ 1]); /* the second queue's step k-1 read that slot */
     if (st == BCL_SUCCESS)
         st = copy_rect(w, panel, trail + n, n2, next, 0, n2, n, n);
+    /* step k+2's staging overwrites the rectangle At_k+1 was just copied from */
+    if (st == BCL_SUCCESS)
+        st = queue_mark(w, &copied, "At_k+1 copied (main queue)");
+    if (st == BCL_SUCCESS)
+        st = queue_flush(w);
     if (st != BCL_SUCCESS) {
         if (chained)
             clReleaseEvent(chained);
+        if (copied)
+            clReleaseEvent(copied);
         return st;
     }
     w->q = w->qb;
@@ -1646,10 +1660,15 @@ static bcl_status factor_step_overlap(bsofi *w, int k, cl_mem A, size_t offA, cl
     }
     if (st == BCL_SUCCESS && k < w->jF)
         st = invert_column(w, k, H, offH);
+    if (st == BCL_SUCCESS)
+        st = queue_wait(w, copied);
+    clReleaseEvent(copied);
     if (st == BCL_SUCCESS) /* the slot's next step, k + 2 */
         st = stage_step(w, k + 2, A, offA, B, offB);
     if (st == BCL_SUCCESS)
         st = queue_mark(w, &w->slot_free[s], "step done (second queue)");
+    if (st == BCL_SUCCESS)
+        st = queue_flush(w);
     w->q = main_q;
     return st;
 }

@@ -378,9 +378,15 @@ static void test_variants(void **state)
         if (!strstr(bcl_last_kernel(ctx), "by GEMMs on a second queue"))
             fail_msg("expected the second queue in: %s", bcl_last_kernel(ctx));
         unsetenv("BATCHCL_PCYCLIC_PANEL");
-        check_batch(ctx, 0, 0, 0, 37, 3, 1, "two queues, single");
+        setenv("BATCHCL_PCYCLIC_CHAIN_TCH", "4", 1); /* trailing groups as n > 256 has them */
+        check_batch(ctx, 0, 0, 0, 37, 3, 1, "two queues, single, 4 chunks a trailing group");
+        if (!strstr(bcl_last_kernel(ctx), "by GEMMs on a second queue"))
+            fail_msg("expected the second queue in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_CHAIN_TCH");
         unsetenv("BATCHCL_PCYCLIC_NB");
         check_batch(ctx, 1, 0, 0, 40, 2, 1, "two queues, p = 2");
+        if (!strstr(bcl_last_kernel(ctx), "by GEMMs on a second queue"))
+            fail_msg("expected the second queue in: %s", bcl_last_kernel(ctx));
         use_method(ctx, 3, 2);
         check_batch(ctx, 1, 1, 0, 40, 5, 1, "two queues, j_F = 2");
         if (!strstr(bcl_last_kernel(ctx), "by GEMMs on a second queue") ||
@@ -787,7 +793,8 @@ static int clear_hooks(void **state)
                                         "BATCHCL_PCYCLIC_APPLY_CT", "BATCHCL_PCYCLIC_TRI_COLS",
                                         "BATCHCL_PCYCLIC_KEEP", "BATCHCL_PCYCLIC_V_FROM_P",
                                         "BATCHCL_GEMM_MMA", "BATCHCL_PCYCLIC_TRI_LEAF",
-                                        "BATCHCL_PCYCLIC_CHAIN", "BATCHCL_PCYCLIC_OVERLAP"};
+                                        "BATCHCL_PCYCLIC_CHAIN", "BATCHCL_PCYCLIC_OVERLAP",
+                                        "BATCHCL_PCYCLIC_CHAIN_TCH"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
