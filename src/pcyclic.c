@@ -307,6 +307,11 @@ typedef struct {
      * with slot s */
     int overlap;
     cl_command_queue qb;
+    /* the Q^T application by halves (apply_qt_halves): 0 pairs (apply_qt), 1 halves on the main
+     * queue, 2 the right halves on queue qt_q2 */
+    int qt_halves;
+    cl_command_queue qt_q2;
+    int second; /* w->q is a second queue: GEMMs use workspaces of their own */
     cl_mem dPs[2];
     size_t tb_off, tb_slot;
     cl_event slot_free[2];
@@ -341,11 +346,12 @@ typedef struct {
  * with the host's), kept in the context between calls until bcl_destroy
  * (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and releasing them in every
  * call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. Reusing them is safe because
- * a call's commands all run on the main queue and bsofi_release waits for them: work on another
- * queue would need its own buffers or an event. */
+ * bsofi_release waits for both queues; within a call the second queue's work waits for events of
+ * the main queue's and the other way round, and its GEMMs have temporaries of their own (TMP2,
+ * WORK2). */
 enum {
     WS_T, WS_Q, WS_S, WS_R, WS_P, WS_P2, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP,
-    WS_GEMM_WORK, WS_COUNT
+    WS_GEMM_WORK, WS_GEMM_TMP2, WS_GEMM_WORK2, WS_COUNT
 };
 _Static_assert(WS_COUNT == BCL_PCYCLIC_WS_SLOTS, "the context's p-cyclic workspace slots");
 
@@ -381,7 +387,7 @@ static bcl_status own_gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, s
                            bcl_gemm_operand b, double beta, bcl_gemm_operand c)
 {
     const size_t elems = bcl_gemm_work_elements(w->ctx, m, n, k, count);
-    cl_mem work = grown_buffer(w, WS_GEMM_WORK, elems * w->es);
+    cl_mem work = grown_buffer(w, w->second ? WS_GEMM_WORK2 : WS_GEMM_WORK, elems * w->es);
     const bcl_status s = bcl_gemm_enqueue(
         w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
         tb == CLBlastTransposeYes, m, n, k, count, alpha, a, b, beta, c, work, work ? elems : 0);
@@ -414,7 +420,7 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
                 : CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
                                              ldb, offC, ldc, &w->q, &tmp_bytes)) != CLBlastSuccess)
         tmp_bytes = 0;
-    cl_mem tmp = grown_buffer(w, WS_GEMM_TMP, tmp_bytes);
+    cl_mem tmp = grown_buffer(w, w->second ? WS_GEMM_TMP2 : WS_GEMM_TMP, tmp_bytes);
     CLBlastStatusCode s =
         w->force_fail ? CLBlastUnknownError
         : w->dbl ? CLBlastDgemmWithTempBuffer(CLBlastLayoutColMajor, ta, tb, m, n, k, alpha, A, offA,
@@ -540,6 +546,35 @@ static bcl_status copy_rect(bsofi *w, cl_mem src, size_t off_src, size_t ld_src,
     cl_int err = clEnqueueCopyBufferRect(w->q, src, dst, so, dso, region, ld_src * w->es, 0,
                                          ld_dst * w->es, 0, 0, NULL, NULL);
     return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clEnqueueCopyBufferRect");
+}
+
+/* the queue w->q waits for `ev` (none: nothing to wait for) */
+static bcl_status queue_wait(bsofi *w, cl_event ev)
+{
+    const cl_int err = ev ? clEnqueueBarrierWithWaitList(w->q, 1, &ev, NULL) : CL_SUCCESS;
+    return err == CL_SUCCESS ? BCL_SUCCESS
+                             : bcl_cl_fail(w->ctx, err, "clEnqueueBarrierWithWaitList");
+}
+
+/* w->q's commands sent to the device: the spec asks for it before another queue waits on them */
+static bcl_status queue_flush(bsofi *w)
+{
+    const cl_int err = clFlush(w->q);
+    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clFlush");
+}
+
+/* *ev (released first) := a marker of everything enqueued on w->q so far (BATCHCL_TIMELINE: named
+ * `name`) */
+static bcl_status queue_mark(bsofi *w, cl_event *ev, const char *name)
+{
+    if (*ev)
+        clReleaseEvent(*ev);
+    *ev = NULL;
+    const cl_int err = clEnqueueMarkerWithWaitList(w->q, 0, NULL, ev);
+    if (err == CL_SUCCESS && w->ctx->recording)
+        bcl_step_record(w->ctx, name, *ev);
+    return err == CL_SUCCESS ? BCL_SUCCESS
+                             : bcl_cl_fail(w->ctx, err, "clEnqueueMarkerWithWaitList");
 }
 
 /* Factorization step k < p-1 (Wright's SOF): the QR [At_k; B_k] = Q^(k) [R_kk; 0] on the host
@@ -1550,33 +1585,79 @@ static bcl_status factor_step_dev(bsofi *w, int k, cl_mem A, size_t offA, cl_mem
     return s;
 }
 
-/* the queue w->q waits for `ev` (none: nothing to wait for) */
-static bcl_status queue_wait(bsofi *w, cl_event ev)
+/* H^-1 = R^-1 Q^T as apply_qt, each step's two output block columns by products of their own
+ * (the sum over k split into X_k's rows and Y's): the left one, the next step's Y, into
+ * temporary slot k % 3 (k % 2 where p < 3); the right one, final, straight into H's block column
+ * k+1, whose R^-1 column the step after (k+1) has read. No copies but the last left column's,
+ * and with qt_halves = 2 the right halves run on a second queue beside the next steps' left
+ * halves (the critical path): the right half of step k waits for step k+1's left half (its Y),
+ * the left half of step k for step k+2's right half (which read the slot it overwrites). */
+static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
 {
-    const cl_int err = ev ? clEnqueueBarrierWithWaitList(w->q, 1, &ev, NULL) : CL_SUCCESS;
-    return err == CL_SUCCESS ? BCL_SUCCESS
-                             : bcl_cl_fail(w->ctx, err, "clEnqueueBarrierWithWaitList");
-}
-
-/* w->q's commands sent to the device: the spec asks for it before another queue waits on them */
-static bcl_status queue_flush(bsofi *w)
-{
-    const cl_int err = clFlush(w->q);
-    return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clFlush");
-}
-
-/* *ev (released first) := a marker of everything enqueued on w->q so far (BATCHCL_TIMELINE: named
- * `name`) */
-static bcl_status queue_mark(bsofi *w, cl_event *ev, const char *name)
-{
-    if (*ev)
-        clReleaseEvent(*ev);
-    *ev = NULL;
-    const cl_int err = clEnqueueMarkerWithWaitList(w->q, 0, NULL, ev);
-    if (err == CL_SUCCESS && w->ctx->recording)
-        bcl_step_record(w->ctx, name, *ev);
-    return err == CL_SUCCESS ? BCL_SUCCESS
-                             : bcl_cl_fail(w->ctx, err, "clEnqueueMarkerWithWaitList");
+    const size_t n = (size_t)w->n, N = (size_t)w->N, p = (size_t)w->p, col = n * N,
+                 slots = p < 3 ? 2 : 3;
+    const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
+    const cl_command_queue main_q = w->q;
+    cl_event left_done[2] = {NULL, NULL}, right_done[3] = {NULL, NULL, NULL};
+    /* Y = X_p-1 Q^(p)T into slot (p-1) % slots */
+    bcl_status s = gemm(w, no, tr, N, n, n, 1.0, H, offH + (p - 1) * col, N, w->dQ,
+                        (p - 1) * 4 * w->nn, n, 0.0, w->dT, (p - 1) % slots * col, N);
+    /* gemm.cl on both queues or none (clBLAST's temporaries are not per queue) */
+    const int two = w->qt_halves == 2 && w->qt_q2 && w->own_gemm;
+    if (s == BCL_SUCCESS && two)
+        s = queue_mark(w, &left_done[(p - 1) & 1], "Y (Q^T by halves)");
+    if (s == BCL_SUCCESS && two)
+        s = queue_flush(w);
+    for (size_t k = p - 1; k-- > 0 && s == BCL_SUCCESS;) {
+        const size_t top = (k + 1) * n, hk = offH + k * col, y = (k + 1) % slots * col;
+        /* Q^(k)'s n x n block (r, c), leading dimension 2n */
+        const size_t q00 = k * 4 * w->nn, q10 = q00 + n, q01 = q00 + 2 * n * n, q11 = q01 + n;
+        if (two && k + 2 <= p - 2)
+            s = queue_wait(w, right_done[(k + 2) % 3]);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, no, tr, N, n, n, 1.0, w->dT, y, N, w->dQ, q01, 2 * n, 0.0, w->dT,
+                     k % slots * col, N);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, no, tr, top, n, n, 1.0, H, hk, N, w->dQ, q00, 2 * n, 1.0, w->dT,
+                     k % slots * col, N);
+        if (s == BCL_SUCCESS && two)
+            s = queue_mark(w, &left_done[k & 1], "left half (Q^T by halves)");
+        if (s == BCL_SUCCESS && two)
+            s = queue_flush(w);
+        if (s != BCL_SUCCESS)
+            break;
+        if (two) {
+            w->q = w->qt_q2;
+            w->second = 1;
+            s = queue_wait(w, left_done[(k + 1) & 1]);
+        }
+        if (s == BCL_SUCCESS)
+            s = gemm(w, no, tr, N, n, n, 1.0, w->dT, y, N, w->dQ, q11, 2 * n, 0.0, H, hk + col, N);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, no, tr, top, n, n, 1.0, H, hk, N, w->dQ, q10, 2 * n, 1.0, H, hk + col, N);
+        if (s == BCL_SUCCESS && two)
+            s = queue_mark(w, &right_done[k % 3], "right half (Q^T by halves)");
+        if (s == BCL_SUCCESS && two)
+            s = queue_flush(w);
+        w->q = main_q;
+        w->second = 0;
+    }
+    /* step 0's left column into H once its right half has read X_0 there (p = 1: Y) */
+    if (s == BCL_SUCCESS && two && p > 1)
+        s = queue_wait(w, right_done[0]);
+    if (s == BCL_SUCCESS)
+        s = copy_dev(w, w->dT, 0, H, offH, col);
+    if (s != BCL_SUCCESS && two) { /* nothing of the second queue's may outlive the call */
+        clFinish(w->qt_q2);
+        clFinish(main_q);
+    }
+    for (int i = 0; i < 3; ++i) {
+        if (i < 2 && left_done[i])
+            clReleaseEvent(left_done[i]);
+        if (right_done[i])
+            clReleaseEvent(right_done[i]);
+    }
+    return s;
 }
 
 /* What step j < p-1 on two queues reads besides At_j: B_j below the panel's top and A_j+1 below the
@@ -1645,6 +1726,7 @@ static bcl_status factor_step_overlap(bsofi *w, int k, cl_mem A, size_t offA, cl
         return st;
     }
     w->q = w->qb;
+    w->second = 1;
     st = queue_wait(w, chained);
     clReleaseEvent(chained);
     if (st == BCL_SUCCESS)
@@ -1670,6 +1752,7 @@ static bcl_status factor_step_overlap(bsofi *w, int k, cl_mem A, size_t offA, cl
     if (st == BCL_SUCCESS)
         st = queue_flush(w);
     w->q = main_q;
+    w->second = 0;
     return st;
 }
 
@@ -1734,7 +1817,7 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
         t1 = seconds_now();
     }
     if (s == BCL_SUCCESS)
-        s = apply_qt(w, H, offH);
+        s = w->qt_halves ? apply_qt_halves(w, H, offH) : apply_qt(w, H, offH);
     if (phases) {
         clFinish(w->q);
         w->phase_s[2] += seconds_now() - t1;
@@ -1802,7 +1885,7 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
         s = invert_rows(w, H, offH);
     w->host_s += seconds_now() - t0;
     if (s == BCL_SUCCESS && !*info)
-        s = apply_qt(w, H, offH);
+        s = w->qt_halves ? apply_qt_halves(w, H, offH) : apply_qt(w, H, offH);
     if (s == BCL_SUCCESS && *info) /* singular: zeros, whatever was enqueued before */
         s = fill_zero(w, H, offH);
     cl_int err = clEnqueueMarkerWithWaitList(w->q, 0, NULL, &w->arena_done[w->cur]);
@@ -1818,6 +1901,8 @@ static void bsofi_release(bsofi *w)
         w->ctx->recording = 0;
     if (w->qb)
         clFinish(w->qb);
+    if (w->qt_q2)
+        clFinish(w->qt_q2);
     if (w->q)
         clFinish(w->q);
     for (int i = 0; i < 2; ++i)
@@ -2005,6 +2090,21 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
                      !(own_env && !strcmp(own_env, "clblast"));
     w->own_gemm = w->gemm_tensor || (!w->force_fail && own_env && !strcmp(own_env, "own"));
     gemm_params_apply(ctx, dbl);
+    /* The Q^T application: by pairs (apply_qt), or by halves, the right ones on a second queue
+     * (apply_qt_halves; gemm.cl on the tensor cores at n = 129 .. 256). On the H200 (bench
+     * pcyclic --order 10000, ms, pairs against halves on two queues, two runs of two rounds)
+     * n = 192 22.47 / 22.50 and 23.93 / 22.33 against 22.08 / 21.94 and 21.91 / 22.27, 256
+     * 23.53 / 23.41 and 23.59 / 23.50 against 23.37 / 23.26 and 23.44 / 23.34; 128 even (23.15 /
+     * 22.83 against 22.97 / 22.80); halves lost at 512 (36.51 / 36.55 against 36.77 / 36.66),
+     * 1024 (55.34 against 55.78), 64 and 32 (27.6 / 27.2 against 28.2 / 30.5 ms), and on one
+     * queue everywhere (n = 256 25.6 ms: twice the products, of half the depth).
+     * BATCHCL_PCYCLIC_QT=pair, halves (one queue) or halves2 forces one. */
+    const char *qt_env = getenv("BATCHCL_PCYCLIC_QT");
+    w->qt_halves = !qt_env ? (w->gemm_tensor && n > 128 && n <= 256 ? 2 : 0)
+                   : !strcmp(qt_env, "halves")  ? 1
+                   : !strcmp(qt_env, "halves2") ? 2
+                                                : 0;
+    w->qt_q2 = w->qt_halves == 2 && ctx->nqueues > 1 ? ctx->queue[1] : NULL;
     const size_t nn = w->nn, N = (size_t)w->N, P = (size_t)p;
     if (N * N * w->es > ctx->dev.max_alloc_bytes)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
@@ -2305,6 +2405,17 @@ static void append_gemm_note(bsofi *w)
                  "; clBLAST GEMM: %s", w->ctx->gemm_note[w->dbl]);
 }
 
+/* the plan line's note on the Q^T application where it goes by halves */
+static void append_qt_note(bsofi *w)
+{
+    const size_t len = strlen(w->ctx->last_kernel);
+    if (w->qt_halves)
+        snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
+                 "; Q^T applied by halves%s",
+                 w->qt_halves == 2 && w->qt_q2 && w->own_gemm ? ", the right ones on a second queue"
+                                                              : "");
+}
+
 /* j_F and the plan line: method 1 from the model; method 3 inverts by rows unless told otherwise
  * (one queue: the column version would not overlap the factorization, and its GEMMs are
  * narrower) */
@@ -2317,6 +2428,7 @@ static void plan_columns(bsofi *w)
         w->jF = choose_jF(w, &u->m, prm.pcyclic_cv_columns);
         describe_plan(w, u);
         append_gemm_note(w);
+        append_qt_note(w);
         return;
     }
     const int forced = prm.pcyclic_cv_columns;
@@ -2351,6 +2463,7 @@ static void plan_columns(bsofi *w)
                        : "from the block reflectors (qr_apply)",
              w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);
     append_gemm_note(w);
+    append_qt_note(w);
 }
 
 static void to_double(const void *src, int dbl, size_t count, double *dst)

@@ -572,8 +572,30 @@ static void test_variants(void **state)
         unsetenv("BATCHCL_GEMM_SPLITS");
         if (!strstr(bcl_last_kernel(ctx), "GEMMs by gemm.cl"))
             fail_msg("expected gemm.cl's GEMMs in: %s", bcl_last_kernel(ctx));
+        /* the Q^T application by halves, the right ones on a second queue: p = 7 (three
+         * temporary slots in turn, a batch of two on the same queues), p = 4, p = 2 (two slots),
+         * p = 1, with two chains of panels on the queues too (n = 40: the default block) */
+        setenv("BATCHCL_PCYCLIC_QT", "halves2", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 17, 7, 2, "Q^T by halves on two queues");
+        if (!strstr(bcl_last_kernel(ctx), "Q^T applied by halves, the right ones on a second"))
+            fail_msg("expected the Q^T halves on a second queue in: %s", bcl_last_kernel(ctx));
+        check_batch(ctx, 1, 0, 0, 17, 4, 1, "Q^T by halves on two queues, p = 4");
+        check_batch(ctx, 1, 0, 0, 17, 2, 1, "Q^T by halves on two queues, p = 2");
+        check_batch(ctx, 1, 0, 0, 17, 1, 1, "Q^T by halves on two queues, p = 1");
+        setenv("BATCHCL_PCYCLIC_OVERLAP", "1", 1);
+        check_batch(ctx, 1, 0, 0, 40, 6, 1, "Q^T by halves and BSOF on two queues");
+        unsetenv("BATCHCL_PCYCLIC_OVERLAP");
         unsetenv("BATCHCL_PCYCLIC_QFORM");
         use_method(ctx, 1, 0);
+        check_batch(ctx, 1, 0, 0, 17, 5, 1, "host panels, gemm.cl, Q^T by halves on two queues");
+        unsetenv("BATCHCL_PCYCLIC_GEMM"); /* clBLAST: the halves on one queue */
+        setenv("BATCHCL_PCYCLIC_QT", "halves", 1);
+        check_batch(ctx, 0, 0, 0, 17, 5, 1, "host panels, clBLAST, Q^T by halves, single");
+        if (!strstr(bcl_last_kernel(ctx), "Q^T applied by halves") ||
+            strstr(bcl_last_kernel(ctx), "on a second queue"))
+            fail_msg("expected the Q^T halves on one queue in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_QT");
+        setenv("BATCHCL_PCYCLIC_GEMM", "own", 1);
         check_batch(ctx, 1, 0, 0, 17, 5, 1, "host panels, gemm.cl");
         unsetenv("BATCHCL_PCYCLIC_GEMM");
         unsetenv("BATCHCL_PCYCLIC_CHAIN");
@@ -794,7 +816,7 @@ static int clear_hooks(void **state)
                                         "BATCHCL_PCYCLIC_KEEP", "BATCHCL_PCYCLIC_V_FROM_P",
                                         "BATCHCL_GEMM_MMA", "BATCHCL_PCYCLIC_TRI_LEAF",
                                         "BATCHCL_PCYCLIC_CHAIN", "BATCHCL_PCYCLIC_OVERLAP",
-                                        "BATCHCL_PCYCLIC_CHAIN_TCH"};
+                                        "BATCHCL_PCYCLIC_CHAIN_TCH", "BATCHCL_PCYCLIC_QT"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
