@@ -1602,8 +1602,8 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
     /* Y = X_p-1 Q^(p)T into slot (p-1) % slots */
     bcl_status s = gemm(w, no, tr, N, n, n, 1.0, H, offH + (p - 1) * col, N, w->dQ,
                         (p - 1) * 4 * w->nn, n, 0.0, w->dT, (p - 1) % slots * col, N);
-    /* gemm.cl on both queues or none (clBLAST's temporaries are not per queue) */
-    const int two = w->qt_halves == 2 && w->qt_q2 && w->own_gemm;
+    /* the second queue's GEMMs (gemm.cl or clBLAST) have temporaries of their own (w->second) */
+    const int two = w->qt_halves == 2 && w->qt_q2;
     if (s == BCL_SUCCESS && two)
         s = queue_mark(w, &left_done[(p - 1) & 1], "Y (Q^T by halves)");
     if (s == BCL_SUCCESS && two)
@@ -2412,8 +2412,8 @@ static void append_qt_note(bsofi *w)
     if (w->qt_halves)
         snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
                  "; Q^T applied by halves%s",
-                 w->qt_halves == 2 && w->qt_q2 && w->own_gemm ? ", the right ones on a second queue"
-                                                              : "");
+                 w->qt_halves == 2 && w->qt_q2 && w->p > 1 ? ", the right ones on a second queue"
+                                                           : "");
 }
 
 /* j_F and the plan line: method 1 from the model; method 3 inverts by rows unless told otherwise

@@ -574,7 +574,7 @@ static void test_variants(void **state)
             fail_msg("expected gemm.cl's GEMMs in: %s", bcl_last_kernel(ctx));
         /* the Q^T application by halves, the right ones on a second queue: p = 7 (three
          * temporary slots in turn, a batch of two on the same queues), p = 4, p = 2 (two slots),
-         * p = 1, with two chains of panels on the queues too (n = 40: the default block) */
+         * p = 1 */
         setenv("BATCHCL_PCYCLIC_QT", "halves2", 1);
         check_batch(ctx, 1, 2, GRID_COND, 17, 7, 2, "Q^T by halves on two queues");
         if (!strstr(bcl_last_kernel(ctx), "Q^T applied by halves, the right ones on a second"))
@@ -582,13 +582,26 @@ static void test_variants(void **state)
         check_batch(ctx, 1, 0, 0, 17, 4, 1, "Q^T by halves on two queues, p = 4");
         check_batch(ctx, 1, 0, 0, 17, 2, 1, "Q^T by halves on two queues, p = 2");
         check_batch(ctx, 1, 0, 0, 17, 1, 1, "Q^T by halves on two queues, p = 1");
+        /* with the chain of panels on the second queue too, in a batch of three, and k in
+         * ranges (each queue's GEMM workspace its own) */
+        setenv("BATCHCL_PCYCLIC_CHAIN", "1", 1);
         setenv("BATCHCL_PCYCLIC_OVERLAP", "1", 1);
-        check_batch(ctx, 1, 0, 0, 40, 6, 1, "Q^T by halves and BSOF on two queues");
+        setenv("BATCHCL_GEMM_SPLITS", "3", 1);
+        check_batch(ctx, 1, 0, 0, 40, 6, 3, "Q^T by halves and BSOF on two queues");
+        if (!strstr(bcl_last_kernel(ctx), "by GEMMs on a second queue") ||
+            !strstr(bcl_last_kernel(ctx), "Q^T applied by halves, the right ones on a second"))
+            fail_msg("expected BSOF and the Q^T halves on two queues in: %s", bcl_last_kernel(ctx));
+        check_batch(ctx, 1, 0, 0, 17, 2, 3, "Q^T by halves and BSOF on two queues, p = 2");
+        unsetenv("BATCHCL_GEMM_SPLITS");
         unsetenv("BATCHCL_PCYCLIC_OVERLAP");
+        setenv("BATCHCL_PCYCLIC_CHAIN", "0", 1);
         unsetenv("BATCHCL_PCYCLIC_QFORM");
         use_method(ctx, 1, 0);
         check_batch(ctx, 1, 0, 0, 17, 5, 1, "host panels, gemm.cl, Q^T by halves on two queues");
-        unsetenv("BATCHCL_PCYCLIC_GEMM"); /* clBLAST: the halves on one queue */
+        unsetenv("BATCHCL_PCYCLIC_GEMM"); /* clBLAST: on two queues, then on one */
+        check_batch(ctx, 1, 0, 0, 17, 5, 2, "host panels, clBLAST, Q^T by halves on two queues");
+        if (!strstr(bcl_last_kernel(ctx), "Q^T applied by halves, the right ones on a second"))
+            fail_msg("expected the Q^T halves on a second queue in: %s", bcl_last_kernel(ctx));
         setenv("BATCHCL_PCYCLIC_QT", "halves", 1);
         check_batch(ctx, 0, 0, 0, 17, 5, 1, "host panels, clBLAST, Q^T by halves, single");
         if (!strstr(bcl_last_kernel(ctx), "Q^T applied by halves") ||
