@@ -299,19 +299,18 @@ typedef struct {
     int chain_tch;            /* qr_chain: chunks of chain_cpg columns a trailing group holds */
     /* BSOF on two queues (method 3 with qr_chain and Q^(k) by GEMMs): the main queue carries only
      * the critical path, each step's qr_chain with [0; A_k+1] as trailing columns (At_k+1 and
-     * R_k,k+1 come out of it), while the second queue (qb) forms Q^(k), R_kk and the last block
+     * R_k,k+1 come out of it), while the second queue (q2) forms Q^(k), R_kk and the last block
      * column's chain from the step's panel. The panel (2n x 2n with its trailing block column)
      * and its block T's alternate between two slots: buffers dPs[s] (dP: the one in use; one
      * buffer each, since copies between two rectangles of one buffer were refused as overlapping
      * by PoCL where they did not) and dTb from tb_off; slot_free[s] marks the second queue done
      * with slot s */
     int overlap;
-    cl_command_queue qb;
     /* the Q^T application by halves (apply_qt_halves): 0 pairs (apply_qt), 1 halves on the main
-     * queue, 2 the right halves on queue qt_q2 */
+     * queue, 2 the right halves on q2 */
     int qt_halves;
-    cl_command_queue qt_q2;
-    int second; /* w->q is a second queue: GEMMs use workspaces of their own */
+    cl_command_queue q2; /* the context's second queue (NULL: none), where w->overlap or
+                          * qt_halves = 2 put work */
     cl_mem dPs[2];
     size_t tb_off, tb_slot;
     cl_event slot_free[2];
@@ -378,6 +377,13 @@ static cl_mem grown_buffer(bsofi *w, int idx, size_t bytes)
     return bytes > 0 && ws_grow(w, idx, bytes) == CL_SUCCESS ? w->ctx->pcyclic_ws[idx] : NULL;
 }
 
+/* w->q is the second queue: its GEMMs use temporaries of their own (TMP2, WORK2), which may be in
+ * use beside the main queue's */
+static int on_q2(const bsofi *w)
+{
+    return w->q2 && w->q == w->q2;
+}
+
 /* count products of one shape by gemm.cl, the operands' offsets strides apart, with its workspace
  * (sums of k in ranges where a product has few tiles). When the compiler refuses the tensor-core
  * build (remembered in the context), own_gemm is switched off and the caller goes on with
@@ -387,7 +393,7 @@ static bcl_status own_gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, s
                            bcl_gemm_operand b, double beta, bcl_gemm_operand c)
 {
     const size_t elems = bcl_gemm_work_elements(w->ctx, m, n, k, count);
-    cl_mem work = grown_buffer(w, w->second ? WS_GEMM_WORK2 : WS_GEMM_WORK, elems * w->es);
+    cl_mem work = grown_buffer(w, on_q2(w) ? WS_GEMM_WORK2 : WS_GEMM_WORK, elems * w->es);
     const bcl_status s = bcl_gemm_enqueue(
         w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
         tb == CLBlastTransposeYes, m, n, k, count, alpha, a, b, beta, c, work, work ? elems : 0);
@@ -420,7 +426,7 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
                 : CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
                                              ldb, offC, ldc, &w->q, &tmp_bytes)) != CLBlastSuccess)
         tmp_bytes = 0;
-    cl_mem tmp = grown_buffer(w, w->second ? WS_GEMM_TMP2 : WS_GEMM_TMP, tmp_bytes);
+    cl_mem tmp = grown_buffer(w, on_q2(w) ? WS_GEMM_TMP2 : WS_GEMM_TMP, tmp_bytes);
     CLBlastStatusCode s =
         w->force_fail ? CLBlastUnknownError
         : w->dbl ? CLBlastDgemmWithTempBuffer(CLBlastLayoutColMajor, ta, tb, m, n, k, alpha, A, offA,
@@ -1152,8 +1158,7 @@ static bcl_status dev_kernels(bsofi *w)
             return s;
     }
     /* two queues (chosen with the chain above) where the chain and v_from_panel stood */
-    w->overlap = w->overlap && w->chain_cpg && w->k_vcopy && w->ctx->queue[1];
-    w->qb = w->overlap ? w->ctx->queue[1] : NULL;
+    w->overlap = w->overlap && w->chain_cpg && w->k_vcopy && w->q2;
     w->k_apply_rows = NULL;
     if (w->apply_rpl) {
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_apply_rows", &w->k_apply_rows);
@@ -1602,8 +1607,8 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
     /* Y = X_p-1 Q^(p)T into slot (p-1) % slots */
     bcl_status s = gemm(w, no, tr, N, n, n, 1.0, H, offH + (p - 1) * col, N, w->dQ,
                         (p - 1) * 4 * w->nn, n, 0.0, w->dT, (p - 1) % slots * col, N);
-    /* the second queue's GEMMs (gemm.cl or clBLAST) have temporaries of their own (w->second) */
-    const int two = w->qt_halves == 2 && w->qt_q2;
+    /* the second queue's GEMMs (gemm.cl or clBLAST) have temporaries of their own (on_q2) */
+    const int two = w->qt_halves == 2 && w->q2;
     if (s == BCL_SUCCESS && two)
         s = queue_mark(w, &left_done[(p - 1) & 1], "Y (Q^T by halves)");
     if (s == BCL_SUCCESS && two)
@@ -1627,8 +1632,7 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
         if (s != BCL_SUCCESS)
             break;
         if (two) {
-            w->q = w->qt_q2;
-            w->second = 1;
+            w->q = w->q2;
             s = queue_wait(w, left_done[(k + 1) & 1]);
         }
         if (s == BCL_SUCCESS)
@@ -1640,7 +1644,6 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
         if (s == BCL_SUCCESS && two)
             s = queue_flush(w);
         w->q = main_q;
-        w->second = 0;
     }
     /* step 0's left column into H once its right half has read X_0 there (p = 1: Y) */
     if (s == BCL_SUCCESS && two && p > 1)
@@ -1648,7 +1651,7 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
     if (s == BCL_SUCCESS)
         s = copy_dev(w, w->dT, 0, H, offH, col);
     if (s != BCL_SUCCESS && two) { /* nothing of the second queue's may outlive the call */
-        clFinish(w->qt_q2);
+        clFinish(w->q2);
         clFinish(main_q);
     }
     for (int i = 0; i < 3; ++i) {
@@ -1658,6 +1661,12 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
             clReleaseEvent(right_done[i]);
     }
     return s;
+}
+
+/* H^-1 = R^-1 Q^T by the scheme qt_halves names */
+static bcl_status apply_q_transpose(bsofi *w, cl_mem H, size_t offH)
+{
+    return w->qt_halves ? apply_qt_halves(w, H, offH) : apply_qt(w, H, offH);
 }
 
 /* What step j < p-1 on two queues reads besides At_j: B_j below the panel's top and A_j+1 below the
@@ -1725,8 +1734,7 @@ static bcl_status factor_step_overlap(bsofi *w, int k, cl_mem A, size_t offA, cl
             clReleaseEvent(copied);
         return st;
     }
-    w->q = w->qb;
-    w->second = 1;
+    w->q = w->q2;
     st = queue_wait(w, chained);
     clReleaseEvent(chained);
     if (st == BCL_SUCCESS)
@@ -1752,7 +1760,6 @@ static bcl_status factor_step_overlap(bsofi *w, int k, cl_mem A, size_t offA, cl
     if (st == BCL_SUCCESS)
         st = queue_flush(w);
     w->q = main_q;
-    w->second = 0;
     return st;
 }
 
@@ -1817,7 +1824,7 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
         t1 = seconds_now();
     }
     if (s == BCL_SUCCESS)
-        s = w->qt_halves ? apply_qt_halves(w, H, offH) : apply_qt(w, H, offH);
+        s = apply_q_transpose(w, H, offH);
     if (phases) {
         clFinish(w->q);
         w->phase_s[2] += seconds_now() - t1;
@@ -1885,7 +1892,7 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
         s = invert_rows(w, H, offH);
     w->host_s += seconds_now() - t0;
     if (s == BCL_SUCCESS && !*info)
-        s = w->qt_halves ? apply_qt_halves(w, H, offH) : apply_qt(w, H, offH);
+        s = apply_q_transpose(w, H, offH);
     if (s == BCL_SUCCESS && *info) /* singular: zeros, whatever was enqueued before */
         s = fill_zero(w, H, offH);
     cl_int err = clEnqueueMarkerWithWaitList(w->q, 0, NULL, &w->arena_done[w->cur]);
@@ -1899,10 +1906,8 @@ static void bsofi_release(bsofi *w)
 {
     if (w->ctx)
         w->ctx->recording = 0;
-    if (w->qb)
-        clFinish(w->qb);
-    if (w->qt_q2)
-        clFinish(w->qt_q2);
+    if (w->q2)
+        clFinish(w->q2);
     if (w->q)
         clFinish(w->q);
     for (int i = 0; i < 2; ++i)
@@ -2082,6 +2087,7 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     w->es = dbl ? sizeof(double) : sizeof(float);
     w->nn = (size_t)n * n;
     w->q = ctx->queue[0];
+    w->q2 = ctx->nqueues > 1 ? ctx->queue[1] : NULL;
     const char *fail = getenv("BATCHCL_CLBLAST_FAIL");
     w->force_fail = fail && atoi(fail) != 0;
     /* BATCHCL_CLBLAST_FAIL (tests) keeps the products on clBLAST, whose calls it fails */
@@ -2104,7 +2110,6 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
                    : !strcmp(qt_env, "halves")  ? 1
                    : !strcmp(qt_env, "halves2") ? 2
                                                 : 0;
-    w->qt_q2 = w->qt_halves == 2 && ctx->nqueues > 1 ? ctx->queue[1] : NULL;
     const size_t nn = w->nn, N = (size_t)w->N, P = (size_t)p;
     if (N * N * w->es > ctx->dev.max_alloc_bytes)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
@@ -2412,8 +2417,8 @@ static void append_qt_note(bsofi *w)
     if (w->qt_halves)
         snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
                  "; Q^T applied by halves%s",
-                 w->qt_halves == 2 && w->qt_q2 && w->p > 1 ? ", the right ones on a second queue"
-                                                           : "");
+                 w->qt_halves == 2 && w->q2 && w->p > 1 ? ", the right ones on a second queue"
+                                                        : "");
 }
 
 /* j_F and the plan line: method 1 from the model; method 3 inverts by rows unless told otherwise
@@ -2475,6 +2480,14 @@ static void to_double(const void *src, int dbl, size_t count, double *dst)
             dst[i] = ((const float *)src)[i];
 }
 
+/* BATCHCL_TIMELINE: the device panels' kernels and the two queues' steps recorded for
+ * bcl_last_step_times (bsofi_release stops the recording) */
+static void timeline_start(bcl_context *ctx, int dev_panels)
+{
+    const char *timeline = getenv("BATCHCL_TIMELINE");
+    bcl_steps_reset(ctx, dev_panels && timeline && *timeline);
+}
+
 /* Host pointers: problem after problem; H^-1 read back while the host factorizes the next. */
 static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, int p, size_t batch,
                              int dev_panels, const void *A, const void *B, void *Hinv, int *info)
@@ -2501,10 +2514,7 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
     }
     if (s == BCL_SUCCESS)
         plan_columns(&w);
-    /* BATCHCL_TIMELINE: the device panels' kernels and the two queues' steps, for
-     * bcl_last_step_times (bsofi_release stops the recording) */
-    const char *timeline = getenv("BATCHCL_TIMELINE");
-    bcl_steps_reset(ctx, dev_panels && timeline && *timeline);
+    timeline_start(ctx, dev_panels);
     const double t_start = seconds_now();
     /* a problem's inverse is read into Hinv only once all its device work is enqueued, so a
      * failure in the first problem leaves the caller's arrays untouched */
@@ -2580,10 +2590,7 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
     }
     if (s == BCL_SUCCESS)
         plan_columns(&w);
-    /* BATCHCL_TIMELINE: the device panels' kernels and the two queues' steps, for
-     * bcl_last_step_times (bsofi_release stops the recording) */
-    const char *timeline = getenv("BATCHCL_TIMELINE");
-    bcl_steps_reset(ctx, dev_panels && timeline && *timeline);
+    timeline_start(ctx, dev_panels);
     const double t_start = seconds_now();
     for (size_t k = 0; k < batch && s == BCL_SUCCESS && dev_panels; ++k)
         s = bsofi_one_dev(&w, A, offA + k * blocks, B, offB + k * blocks, H, offH + k * NN, info,
