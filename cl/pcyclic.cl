@@ -710,6 +710,35 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
 #define CH_PASSES 1
 #define CH_CHUNK_IF(h) /* every group every chunk's barriers (a panel group's are all zeros) */
 #endif
+/* -DCHAIN_CLOCK (NVIDIA, developer tool, BATCHCL_PCYCLIC_CHAIN_CLOCK=1): work-item 0 of a block's
+ * last ticket writes the low 32 bits of the global timer (ns) at the marks of its block into
+ * sync[1 + 2 nblk + 8 b + mark] (0 its start, 1 block b - 1's flag seen, 2 the earlier blocks
+ * applied, 3 the block's groups written back, 4 its first column step done, 5 all steps, 7 T
+ * written, 6 before the flag goes up); trailing group t < 256 its end at sync[1 + 10 nblk + t].
+ * The host (chain_report) makes room for them after each step's counters and prints them. */
+#ifdef CHAIN_CLOCK
+static uint chain_now(void)
+{
+    ulong t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return (uint)t;
+}
+#define CH_MARK(cond, slot)                                                                       \
+    do {                                                                                          \
+        if ((cond) && lid == 0)                                                                   \
+            sync[1 + 2 * nblk + 8 * bm + (slot)] = (int)chain_now();                              \
+    } while (0)
+/* before lead is set: the block's last ticket */
+#define CH_LEAD (!trail && (g % gpb == gpb - 1 || g == ngroups - 1))
+#define CH_TRAIL_MARK                                                                             \
+    do {                                                                                          \
+        if (trail && lid == 0 && g - ngroups < 256)                                               \
+            sync[1 + 10 * nblk + (g - ngroups)] = (int)chain_now();                               \
+    } while (0)
+#else
+#define CH_MARK(cond, slot)
+#define CH_TRAIL_MARK
+#endif
 /* at the top of the kernel, after lid, lane and P += offP: the groups' applies, then the block's
  * last ticket enters a loop of one pass around the panel's code (j0, nbk, offT, Pin set) */
 #define CHAIN_BEGIN                                                                                \
@@ -727,6 +756,7 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
     const int bm = trail ? nblk : c0 / QR_NB, cend = trail ? ntot : n;                             \
     const int rz = trail ? trail_zero : 0, nch = trail ? CHAIN_TCH : 1;                            \
     const int ncol = nch * CHAIN_CPG;                                                              \
+    CH_MARK(CH_LEAD, 0);                                                                           \
     real ch_c[CHAIN_RPL][CH_COLS]; /* the group's columns, rows lid + PANEL_WG i */                \
     UNROLL                                                                                         \
     for (int i = 0; i < CHAIN_RPL; ++i) {                                                          \
@@ -746,6 +776,7 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
                 ;                                                                                  \
         }                                                                                          \
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                       \
+        CH_MARK(CH_LEAD && b == bm - 1, 1);                                                        \
         volatile __global const real *Vb = P + (size_t)jb * ldp;                                   \
         volatile __global const real *Tb = T + offT0 + (size_t)b * QR_NB * QR_NB;                  \
         for (int e = lid; e < QR_NB * QR_NB; e += PANEL_WG)                                        \
@@ -803,6 +834,7 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
         }                                                                                          \
         }                                                                                          \
     }                                                                                              \
+    CH_MARK(CH_LEAD, 2);                                                                           \
     if (bm > 0) { /* block 0's columns are in the panel as they came */                            \
         UNROLL                                                                                     \
         for (int i = 0; i < CHAIN_RPL; ++i) {                                                      \
@@ -814,6 +846,7 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
         }                                                                                          \
     }                                                                                              \
     barrier(CLK_GLOBAL_MEM_FENCE); /* outside the branch: PoCL wants no barrier under an if */     \
+    CH_TRAIL_MARK;                                                                                 \
     if (bm > 0 && !trail && lid == 0) {                                                            \
         mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
         atomic_inc(sync + 1 + bm);                                                                 \
@@ -828,6 +861,7 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
     }                                                                                              \
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                           \
     const int j0 = bm * QR_NB, nbk = lead ? min(QR_NB, n - j0) : 0;                                \
+    CH_MARK(lead, 3);                                                                              \
     /* a pass that factors nothing (below) writes its T into the spare slot after the blocks' */   \
     const ulong offT = offT0 + (ulong)(lead ? bm : nblk) * QR_NB * QR_NB;                          \
     volatile __global const real *Pin = P;                                                         \
@@ -835,11 +869,16 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
 /* at the end of the panel's code */
 #define CHAIN_END /* the block and its T written, then the flag */                                \
     barrier(CLK_GLOBAL_MEM_FENCE);                                                                 \
+    CH_MARK(lead, 6);                                                                              \
     if (lid == 0 && lead) {                                                                        \
         mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
         atomic_xchg(sync + 1 + nblk + bm, 1);                                                      \
     }                                                                                              \
     }
+#endif
+
+#ifndef CHAIN_CPG
+#define CH_MARK(cond, slot) /* the clock's marks are qr_chain's */
 #endif
 
 #ifndef PANEL_RPL
@@ -863,6 +902,14 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
 #error "qr_panel_reg: QR_NB <= 32 (the lanes of warp 0 form T's rows), a multiple of the warps"
 #endif
 #define PW_NW (PANEL_WG / 32)    /* warps */
+#ifndef PW_FOLD
+#define PW_FOLD 1 /* x's scale folded into the updates (below); -DPW_FOLD=0 scales x (A/B) */
+#endif
+/* row j0 + lane + 32 i against column col = j0 + j of step j: below it or on it. j < QR_NB <= 32,
+ * so every row past a lane's first lies below, which the compiler cannot tell from r > col
+ * (lane might be negative for all it knows): the rows i > 0 take no selects */
+#define PW_BELOW(i) ((i) > 0 || lane > j)
+#define PW_AT(i) ((i) == 0 && lane == j)
 #define PW_CPW (QR_NB / PW_NW)   /* columns a warp holds */
 /* A column step's sums: ||x||^2, then with shuffles the dot products x^T a_c of the warp's columns
  * (a_c(col) comes from its lane; Blue's sums, or the dot products again with v, only in the rare
@@ -968,7 +1015,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
 #define PW_X(i) x[i]
 #else
             real xs = 1; /* the scale of x below: 1, then 1 / (alpha - beta) (x becomes v) */
-#define PW_X(i) (j0 + lane + 32 * (i) > col ? vbuf[buf][lane + 32 * (i)] * xs : 0)
+#define PW_X(i) (PW_BELOW(i) ? vbuf[buf][lane + 32 * (i)] * xs : 0)
 #endif
             UNROLL
             for (int h = 0; h < PW_SPLIT; ++h) {
@@ -981,7 +1028,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
                 const int r = j0 + lane + 32 * i, h = i % PW_SPLIT;
                 (void)r; /* unused with x from local memory and the early dot products */
 #if PW_HOLD_X
-                x[i] = r > col ? vbuf[buf][lane + 32 * i] : 0;
+                x[i] = PW_BELOW(i) ? vbuf[buf][lane + 32 * i] : 0;
 #endif
                 const real xi = PW_X(i);
                 part[h][0] += xi * xi;
@@ -990,7 +1037,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
 #if PW_EARLY
                     part[h][1 + c] += xi * a[c][i]; /* x^T a_c below row col */
 #else
-                    part[h][1 + c] += r == col ? a[c][i] : 0; /* a_c at row col */
+                    part[h][1 + c] += PW_AT(i) ? a[c][i] : 0; /* a_c at row col */
 #endif
                 }
 #if !PW_EARLY
@@ -1041,12 +1088,23 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             if (j >= nbk)
                 tau = 0;
             real vdots[PW_CPW]; /* v^T a_c below row col */
+#if PW_HOLD_X && PW_FOLD
+            /* v = scal x: the updates take scal into their factor (w scal) x instead of v, one
+             * multiplication a row fewer in every warp; the owner and the rare path form v */
+#undef PW_X
+#define PW_X(i) (x[i] * scal)
+#define PW_XU(i) x[i]
+            const real upd_scale = scal;
+#else
 #if PW_HOLD_X
             UNROLL
             for (int i = 0; i < PANEL_ROWS; ++i)
                 x[i] *= scal;
 #else
             xs = scal;
+#endif
+#define PW_XU(i) PW_X(i)
+            const real upd_scale = 1;
 #endif
 #if PW_EARLY
             /* x^T a_c scaled (in the plain range an underflow there costs under 2^-60 of ||H||),
@@ -1074,12 +1132,10 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
                 const int gc = warp * PW_CPW + c;
                 const real dot = acol[c] + vdots[c]; /* v_j^T a_c */
                 if (gc > j) {
-                    const real w = tau * dot;
+                    const real w = tau * dot, wu = w * upd_scale;
                     UNROLL
-                    for (int i = 0; i < PANEL_ROWS; ++i) {
-                        const int r = j0 + lane + 32 * i;
-                        a[c][i] -= r == col ? w : w * PW_X(i);
-                    }
+                    for (int i = 0; i < PANEL_ROWS; ++i)
+                        a[c][i] -= PW_AT(i) ? w : wu * PW_XU(i);
                 } else if (gc < j && lane == 0) {
                     gram[j * QR_NB + gc] = dot;
                 }
@@ -1087,15 +1143,17 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             if (warp == owner) { /* column j becomes beta on the diagonal and v below */
                 UNROLL
                 for (int i = 0; i < PANEL_ROWS; ++i) {
-                    const int r = j0 + lane + 32 * i;
-                    a[cj][i] = r > col ? PW_X(i) : r == col ? beta : a[cj][i];
+                    a[cj][i] = PW_BELOW(i) ? PW_X(i) : PW_AT(i) ? beta : a[cj][i];
                 }
             }
             if (lid == 0)
                 tau_l[j] = tau;
 #undef PW_X
+#undef PW_XU
+            CH_MARK(lead && j == 0, 4);
         }
     }
+    CH_MARK(lead, 5);
     UNROLL
     for (int c = 0; c < PW_CPW; ++c) {
         const int gc = warp * PW_CPW + c;
@@ -1115,6 +1173,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
     if (warp == 0)
         t_from_gram(gram, tau_l, nbk, lane, T + offT);
 #ifdef CHAIN_CPG
+    CH_MARK(lead, 7);
     CHAIN_END
 #endif
 }
@@ -1305,7 +1364,9 @@ void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk
                     gram[j * QR_NB + c] = dots[c];
             tau_l[j] = tau;
         }
+        CH_MARK(lead && j == 0, 4);
     }
+    CH_MARK(lead, 5);
     UNROLL
     for (int i = 0; i < PANEL_RPL; ++i) {
         const int r = j0 + lid + PANEL_WG * i;
@@ -1325,6 +1386,7 @@ void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk
     if (warp == 0)
         t_from_gram(gram, tau_l, nbk, lane, T + offT);
 #ifdef CHAIN_CPG
+    CH_MARK(lead, 7);
     CHAIN_END
 #endif
 }

@@ -297,6 +297,7 @@ typedef struct {
                                * a block and an apply between */
     int chain_slot;           /* qr_chain: ints of w->dBad a step's launch counts with */
     int chain_tch;            /* qr_chain: chunks of chain_cpg columns a trailing group holds */
+    int chain_clock;          /* qr_chain built with -DCHAIN_CLOCK (chain_report) */
     /* BSOF on two queues (method 3 with qr_chain and Q^(k) by GEMMs): the main queue carries only
      * the critical path, each step's qr_chain with [0; A_k+1] as trailing columns (At_k+1 and
      * R_k,k+1 come out of it), while the second queue (q2) forms Q^(k), R_kk and the last block
@@ -1068,15 +1069,21 @@ static bcl_status dev_kernels(bsofi *w)
                        : w->n <= 256          ? 2
                                               : 4;
         w->chain_slot = 1 + 2 * ((w->n + w->nb - 1) / w->nb);
-        char extra_opt[160] = "";
+        /* BATCHCL_PCYCLIC_CHAIN_CLOCK=1 (NVIDIA, developer tool): qr_chain writes the global
+         * timer at its marks after the counters, and the call prints where a chain's time went */
+        const char *clock_env = getenv("BATCHCL_PCYCLIC_CHAIN_CLOCK");
+        w->chain_clock = w->chain_cpg && w->panel_shuffle && clock_env && !strcmp(clock_env, "1");
+        if (w->chain_clock)
+            w->chain_slot += 8 * ((w->n + w->nb - 1) / w->nb) + 256;
+        char extra_opt[192] = "";
         if (w->apply_rpl)
             snprintf(extra_opt, sizeof extra_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d -DAPPLY_KEEP=%d",
                      w->apply_rpl, w->apply_ct, w->apply_keep);
         size_t len = strlen(extra_opt);
         if (w->chain_cpg)
             snprintf(extra_opt + len, sizeof extra_opt - len,
-                     " -DCHAIN_CPG=%d -DCHAIN_RPL=%d -DCHAIN_TCH=%d", w->chain_cpg, w->chain_rpl,
-                     w->chain_tch);
+                     " -DCHAIN_CPG=%d -DCHAIN_RPL=%d -DCHAIN_TCH=%d%s", w->chain_cpg,
+                     w->chain_rpl, w->chain_tch, w->chain_clock ? " -DCHAIN_CLOCK" : "");
         len = strlen(extra_opt);
         snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d -DTRI_COLS=%d", tri_nmax,
                  w->tri_cols);
@@ -1288,6 +1295,57 @@ static bcl_status dev_qr_take(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t 
     SET_ARG(kt, 7, zero);
     SET_ARG(kt, 8, first);
     return run_kernel(w, w->k_take_r, err, round_up(w->nn, 256), 0, "launching qr_take_r");
+}
+
+/* BATCHCL_PCYCLIC_CHAIN_CLOCK=1: waits for BSOF and prints, averaged over the steps 1 .. p - 3
+ * (whole chains, away from the ends), per block of the panel the microseconds from block 0's
+ * last ticket's start to each mark of the block's last ticket (qr_chain's CH_MARK: its start,
+ * block b - 1's flag seen, the earlier blocks applied to its columns, the block's columns written
+ * back by all its groups, the first column step done, all steps done, T written, the flag about
+ * to go up), and the trailing groups' last end */
+static void chain_report(bsofi *w)
+{
+    const int nblk = (w->n + w->nb - 1) / w->nb, p = w->p;
+    if (p < 4)
+        return;
+    const size_t count = 1 + (size_t)p * w->chain_slot;
+    cl_int *buf = malloc(sizeof(cl_int) * count);
+    if (!buf)
+        return;
+    if (w->q2)
+        clFinish(w->q2);
+    if (clEnqueueReadBuffer(w->q, w->dBad, CL_TRUE, 0, sizeof(cl_int) * count, buf, 0, NULL,
+                            NULL) == CL_SUCCESS) {
+        double mark[64][8] = {{0}}, trail_end = 0;
+        const int nb = nblk < 64 ? nblk : 64, steps = p - 3;
+        for (int k = 1; k <= steps; ++k) {
+            const cl_int *st = buf + 1 + (size_t)k * w->chain_slot + 1 + 2 * nblk;
+            const uint32_t base = (uint32_t)st[0];
+            for (int b = 0; b < nb; ++b)
+                for (int m = 0; m < 8; ++m)
+                    if (m != 1 || b > 0)
+                        mark[b][m] += (double)(int32_t)((uint32_t)st[8 * b + m] - base) / 1e3;
+            double last = 0;
+            for (int t = 0; t < 256; ++t) {
+                const double e = (double)(int32_t)((uint32_t)st[8 * nblk + t] - base) / 1e3;
+                if (st[8 * nblk + t] != 0 && e > last)
+                    last = e;
+            }
+            trail_end += last;
+        }
+        fprintf(stderr, "qr_chain clock, n = %d, mean of steps 1-%d, us from block 0's start:\n"
+                        "block    start flag(b-1)  applied  written    step0    steps        T  flag(b)\n",
+                w->n, steps);
+        for (int b = 0; b < nb; ++b) {
+            fprintf(stderr, "%5d", b);
+            static const int order[8] = {0, 1, 2, 3, 4, 5, 7, 6}; /* in time */
+            for (int m = 0; m < 8; ++m)
+                fprintf(stderr, " %8.2f", mark[b][order[m]] / steps);
+            fprintf(stderr, "\n");
+        }
+        fprintf(stderr, "trailing groups' last end %.2f us\n", trail_end / steps);
+    }
+    free(buf);
 }
 
 /* qr_chain on the panel in use (w->dP: m rows, leading dimension ldp; step k's counters): its n
@@ -1812,6 +1870,8 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
         s = dev_qr(w, n, n2, p - 1, w->dQ, (size_t)(p - 1) * 4 * nn, n);
     if (s == BCL_SUCCESS)
         s = dev_form_q(w, n, n2, w->dQ, (size_t)(p - 1) * 4 * nn, n);
+    if (s == BCL_SUCCESS && w->chain_clock)
+        chain_report(w);
     const int phases = w->phase_s[3] >= 0; /* BATCHCL_PCYCLIC_PHASES: wait after each phase */
     double t1 = phases ? (clFinish(w->q), seconds_now()) : 0;
     if (phases)
