@@ -905,6 +905,11 @@ static uint chain_now(void)
 #ifndef PW_FOLD
 #define PW_FOLD 1 /* x's scale folded into the updates (below); -DPW_FOLD=0 scales x (A/B) */
 #endif
+#ifdef BCL_DOUBLE
+#define PW_WU_MIN DBL_MIN /* the fold's factor: normal, or the update takes v */
+#else
+#define PW_WU_MIN FLT_MIN
+#endif
 /* row j0 + lane + 32 i against column col = j0 + j of step j: below it or on it. j < QR_NB <= 32,
  * so every row past a lane's first lies below, which the compiler cannot tell from r > col
  * (lane might be negative for all it knows): the rows i > 0 take no selects */
@@ -998,7 +1003,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
         const int owner = jb / PW_CPW;
         UNROLL
         for (int cj = 0; cj < PW_CPW; ++cj) { /* step j: column cj of warp owner */
-            const int j = jb + cj, col = j0 + j, buf = j & 1;
+            const int j = jb + cj, buf = j & 1; /* column j0 + j */
             /* The owner publishes column j as reflectors 0..j-1 left it, and every warp forms
              * reflector j itself, with ||x||^2 and the dot products of x with its own columns in
              * one reduction: one reduction and one barrier on the chain of column steps */
@@ -1025,8 +1030,7 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             }
             UNROLL
             for (int i = 0; i < PANEL_ROWS; ++i) {
-                const int r = j0 + lane + 32 * i, h = i % PW_SPLIT;
-                (void)r; /* unused with x from local memory and the early dot products */
+                const int h = i % PW_SPLIT;
 #if PW_HOLD_X
                 x[i] = PW_BELOW(i) ? vbuf[buf][lane + 32 * i] : 0;
 #endif
@@ -1089,12 +1093,11 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
                 tau = 0;
             real vdots[PW_CPW]; /* v^T a_c below row col */
 #if PW_HOLD_X && PW_FOLD
-            /* v = scal x: the updates take scal into their factor (w scal) x instead of v, one
-             * multiplication a row fewer in every warp; the owner and the rare path form v */
+            /* v = scal x: the updates take scal into their factor (w scal) x instead of v, a
+             * multiplication a row fewer where a warp updates its columns; the owner and the
+             * rare path form v */
 #undef PW_X
 #define PW_X(i) (x[i] * scal)
-#define PW_XU(i) x[i]
-            const real upd_scale = scal;
 #else
 #if PW_HOLD_X
             UNROLL
@@ -1103,8 +1106,6 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
 #else
             xs = scal;
 #endif
-#define PW_XU(i) PW_X(i)
-            const real upd_scale = 1;
 #endif
 #if PW_EARLY
             /* x^T a_c scaled (in the plain range an underflow there costs under 2^-60 of ||H||),
@@ -1132,10 +1133,23 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
                 const int gc = warp * PW_CPW + c;
                 const real dot = acol[c] + vdots[c]; /* v_j^T a_c */
                 if (gc > j) {
-                    const real w = tau * dot, wu = w * upd_scale;
-                    UNROLL
-                    for (int i = 0; i < PANEL_ROWS; ++i)
-                        a[c][i] -= PW_AT(i) ? w : wu * PW_XU(i);
+                    const real w = tau * dot;
+#if PW_HOLD_X && PW_FOLD
+                    /* w scal overflows where ||a_c|| / ||x|| nears the overflow threshold, or
+                     * underflows the other way, where w and v did not: then w v (the same
+                     * branch in the whole warp) */
+                    const real wu = w * scal;
+                    if (isfinite(wu) && (fabs(wu) >= PW_WU_MIN || w == 0)) {
+                        UNROLL
+                        for (int i = 0; i < PANEL_ROWS; ++i)
+                            a[c][i] -= PW_AT(i) ? w : wu * x[i];
+                    } else
+#endif
+                    {
+                        UNROLL
+                        for (int i = 0; i < PANEL_ROWS; ++i)
+                            a[c][i] -= PW_AT(i) ? w : w * PW_X(i);
+                    }
                 } else if (gc < j && lane == 0) {
                     gram[j * QR_NB + gc] = dot;
                 }
@@ -1149,7 +1163,6 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
             if (lid == 0)
                 tau_l[j] = tau;
 #undef PW_X
-#undef PW_XU
             CH_MARK(lead && j == 0, 4);
         }
     }

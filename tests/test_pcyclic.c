@@ -239,6 +239,40 @@ static void test_ill_conditioned(void **state)
  * down, below 2^-511 scaled up): diagonal blocks in one range and the coupling blocks in the
  * middle one, so that both kinds of sums meet in one column, then all blocks in one range. Both
  * panel kernels, and the host panels (LAPACK's own) beside them. */
+/* H D with D = diag(d_c) repeated over the block columns (column c of every A_i and B_i scaled by
+ * d_c, powers of two) and d_c alternating between 2^-60 and 2^970: the panels' column steps see a
+ * column of norm near 2^-60 beside ones near 2^970, whose ratio overflows (w / ||x|| in the
+ * update); D X' must be the inverse of the unscaled H, within the usual bound. Double only. */
+static void check_column_scaled(bcl_context *ctx, int n, int p, const char *what)
+{
+    const size_t blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
+    double *A = malloc(sizeof *A * blocks), *B = malloc(sizeof *B * blocks);
+    double *As = malloc(sizeof *As * blocks), *Bs = malloc(sizeof *Bs * blocks);
+    double *X = malloc(sizeof *X * NN);
+    make_blocks(0, 0, n, p, 1, 4242u + (unsigned)n, A, B);
+    for (size_t i = 0; i < blocks; ++i) { /* column-major n x n blocks: column (i / n) % n */
+        const double d = ((i / (size_t)n) % (size_t)n) % 2 ? ldexp(1, 970) : ldexp(1, -60);
+        As[i] = A[i] * d;
+        Bs[i] = B[i] * d;
+    }
+    int info = 0;
+    TU_STATUS(ctx, BCL_SUCCESS, invert(ctx, 1, n, p, 1, As, Bs, X, &info));
+    for (size_t r = 0; r < N; ++r) { /* X = D X': row r of X' times d of column r % n */
+        const double d = (r % (size_t)n) % 2 ? ldexp(1, 970) : ldexp(1, -60);
+        for (size_t c = 0; c < N; ++c)
+            X[c * N + r] *= d;
+    }
+    const double res = oracle_pcyclic_residual(n, p, A, B, 1, X);
+    if (info != 0 || !(res < RES_LIMIT))
+        fail_msg("%s n=%d p=%d: info %d, residual of D X' against H %.3g (limit %g); %s", what, n, p,
+                 info, res, RES_LIMIT, bcl_last_kernel(ctx));
+    free(A);
+    free(B);
+    free(As);
+    free(Bs);
+    free(X);
+}
+
 static void test_scaled_blocks(void **state)
 {
     (void)state;
@@ -280,6 +314,13 @@ static void test_scaled_blocks(void **state)
     unsetenv("BATCHCL_PCYCLIC_CHAIN");
     unsetenv("BATCHCL_PCYCLIC_PANEL");
     unsetenv("BATCHCL_PCYCLIC_APPLY");
+    /* columns of very different scales within a panel block (the register panel, blocks of 16
+     * as at n = 129-512, and the default) */
+    use_method(ctx, 3, 0);
+    setenv("BATCHCL_PCYCLIC_NB", "16", 1);
+    check_column_scaled(ctx, 17, 3, "column-scaled blocks, blocks of 16");
+    unsetenv("BATCHCL_PCYCLIC_NB");
+    check_column_scaled(ctx, 17, 3, "column-scaled blocks");
     bcl_destroy(ctx);
 }
 
