@@ -12,6 +12,82 @@
  * Barriers sit only in loops whose trip counts are the same for the whole work-group (PoCL).
  * Build options: -DNMAX (largest n), -DWG (work-items per group), -DBCL_DOUBLE. */
 
+/* ---- column norms and reflectors for both methods ---- */
+
+/* A column's norm by Blue's algorithm with LAPACK 3.10 dnrm2's constants: squares summed in three
+ * ranges (entries below TSML scaled up by SSML, above TBIG scaled down by SBIG, the rest as they
+ * are), so that nothing overflows or underflows, and no division (an fp64 division is a long
+ * serial sequence on GPUs; these sums sit on the panel's critical path). */
+#ifdef BCL_DOUBLE
+#define BLUE_TSML 0x1p-511
+#define BLUE_TBIG 0x1p486
+#define BLUE_SSML 0x1p537
+#define BLUE_SBIG 0x1p-538
+#else
+#define BLUE_TSML 0x1p-63f
+#define BLUE_TBIG 0x1p52f
+#define BLUE_SSML 0x1p75f
+#define BLUE_SBIG 0x1p-76f
+#endif
+
+/* A plain sum of squares (qr_panel_reg, pcyclic_small) is taken when it lies in [MIN, MAX]: no square overflowed,
+ * the squares that underflowed (each below 2^-1022, or 2^-126 in float, even where flushed to
+ * zero) change it by less than 2^-60 of itself for up to 4096 rows, and beta (alpha - beta) stays
+ * a normal number; anywhere else Blue's sums decide */
+#ifdef BCL_DOUBLE
+#define PLAIN_SSQ_MIN 0x1p-950
+#define PLAIN_SSQ_MAX 0x1p1000
+#else
+#define PLAIN_SSQ_MIN 0x1p-54f
+#define PLAIN_SSQ_MAX 0x1p100f
+#endif
+
+/* selects, not branches (in unrolled loops on the panel's critical path, NVIDIA's compiler made
+ * every branch a reconvergence point); a NaN lands in med */
+static void blue_add(real x, real *sml, real *med, real *big)
+{
+    const real ax = fabs(x), sb = ax * BLUE_SBIG, ss = ax * BLUE_SSML;
+    const int is_big = ax > BLUE_TBIG, is_sml = ax < BLUE_TSML;
+    *big += is_big ? sb * sb : 0;
+    *sml += is_sml ? ss * ss : 0;
+    *med += is_big || is_sml ? 0 : ax * ax;
+}
+
+static real blue_norm(real sml, real med, real big)
+{
+    if (big > 0) {
+        if (med > 0 || isnan(med))
+            big += (med * BLUE_SBIG) * BLUE_SBIG;
+        return sqrt(big) / BLUE_SBIG;
+    }
+    if (sml > 0) {
+        if (med > 0 || isnan(med)) {
+            const real a = sqrt(med), b = sqrt(sml) / BLUE_SSML;
+            const real lo = a < b ? a : b, hi = a < b ? b : a;
+            return hi * sqrt(1 + (lo / hi) * (lo / hi));
+        }
+        return sqrt(sml) / BLUE_SSML;
+    }
+    return sqrt(med);
+}
+
+/* dlarfg from alpha and Blue's sums of x: beta = -sign(alpha) ||(alpha, x)|| (alpha added to the
+ * sums, in place of dlapy2(alpha, ||x||)), tau = (beta - alpha) / beta and the factor
+ * 1 / (alpha - beta) that turns x into v; ||x|| = 0 or NaN gives H = I (LAPACK's tau = 0). */
+static void reflector_of(real alpha, real sml, real med, real big, real *beta, real *tau,
+                         real *scal)
+{
+    *beta = alpha;
+    *tau = 0;
+    *scal = 1;
+    if ((sml > 0 || med > 0 || big > 0) && !isnan(med)) {
+        blue_add(alpha, &sml, &med, &big);
+        *beta = -copysign(blue_norm(sml, med, big), alpha);
+        *tau = (*beta - alpha) / *beta;
+        *scal = 1 / (alpha - *beta);
+    }
+}
+
 #ifndef QR_NB /* method 2: the batched kernel; method 3 (below) builds with -DQR_NB */
 
 #ifndef NMAX
@@ -70,7 +146,7 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
 {
     __local real pan[2 * NMAX * NMAX];
     __local real tau[NMAX];
-    __local real red[WG];
+    __local real red[4 * WG]; /* a column's sums: plain, then Blue's three */
     __local real scale[1];
     __local int bad[1];
     const int lid = (int)get_local_id(0);
@@ -116,25 +192,43 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
         /* Householder QR, LAPACK's convention: R on and above the diagonal, v below it (v_c = 1
          * implied), H_c = I - tau_c v v^T */
         for (int c = 0; c < n; ++c) {
-            real s = 0;
-            for (int r = c + 1 + lid; r < m; r += WG)
-                s += pan[c * m + r] * pan[c * m + r];
+            /* the plain sum of squares, and Blue's sums for the rare column outside its range
+             * (entries near the underflow or overflow thresholds) */
+            real s = 0, sml = 0, med = 0, big = 0;
+            for (int r = c + 1 + lid; r < m; r += WG) {
+                const real x = pan[c * m + r];
+                s += x * x;
+                blue_add(x, &sml, &med, &big);
+            }
             red[lid] = s;
+            red[WG + lid] = sml;
+            red[2 * WG + lid] = med;
+            red[3 * WG + lid] = big;
             barrier(CLK_LOCAL_MEM_FENCE);
             if (lid == 0) {
                 real xnorm2 = 0;
                 for (int t = 0; t < WG; ++t)
                     xnorm2 += red[t];
-                const real alpha = pan[c * m + c];
-                if (xnorm2 == 0) {
-                    tau[c] = 0;
-                    scale[0] = 1;
+                const real alpha = pan[c * m + c], tot = xnorm2 + alpha * alpha;
+                real beta, tc, sc;
+                if (xnorm2 >= PLAIN_SSQ_MIN && tot <= PLAIN_SSQ_MAX) {
+                    beta = -copysign(sqrt(tot), alpha);
+                    tc = (beta - alpha) / beta;
+                    sc = 1 / (alpha - beta);
                 } else {
-                    const real beta = -copysign(hypot(alpha, sqrt(xnorm2)), alpha);
-                    tau[c] = (beta - alpha) / beta;
-                    scale[0] = 1 / (alpha - beta);
-                    pan[c * m + c] = beta;
+                    real bs = 0, bm = 0, bb = 0;
+                    for (int t = 0; t < WG; ++t) {
+                        bs += red[WG + t];
+                        bm += red[2 * WG + t];
+                        bb += red[3 * WG + t];
+                    }
+                    reflector_of(alpha, bs, bm, bb, &beta, &tc, &sc);
+                    if (isnan(bm)) /* NaN below the diagonal: on it too, for info */
+                        beta = bm;
                 }
+                tau[c] = tc;
+                scale[0] = sc;
+                pan[c * m + c] = beta;
             }
             barrier(CLK_LOCAL_MEM_FENCE);
             const real sc = scale[0], t = tau[c];
@@ -304,80 +398,6 @@ void pcyclic_small(__global const real *A, ulong offA, __global const real *B, u
 #if QR_TB % QR_NB != 0 || ((QR_TB / QR_NB) & (QR_TB / QR_NB - 1)) != 0
 #error "t_diag_blocks needs QR_TB a power-of-2 multiple of QR_NB"
 #endif
-
-/* A column's norm by Blue's algorithm with LAPACK 3.10 dnrm2's constants: squares summed in three
- * ranges (entries below TSML scaled up by SSML, above TBIG scaled down by SBIG, the rest as they
- * are), so that nothing overflows or underflows, and no division (an fp64 division is a long
- * serial sequence on GPUs; these sums sit on the panel's critical path). */
-#ifdef BCL_DOUBLE
-#define BLUE_TSML 0x1p-511
-#define BLUE_TBIG 0x1p486
-#define BLUE_SSML 0x1p537
-#define BLUE_SBIG 0x1p-538
-#else
-#define BLUE_TSML 0x1p-63f
-#define BLUE_TBIG 0x1p52f
-#define BLUE_SSML 0x1p75f
-#define BLUE_SBIG 0x1p-76f
-#endif
-
-/* qr_panel_reg's plain sum of squares is taken when it lies in [MIN, MAX]: no square overflowed,
- * the squares that underflowed (each below 2^-1022, or 2^-126 in float, even where flushed to
- * zero) change it by less than 2^-60 of itself for up to 4096 rows, and beta (alpha - beta) stays
- * a normal number; anywhere else Blue's sums decide */
-#ifdef BCL_DOUBLE
-#define PLAIN_SSQ_MIN 0x1p-950
-#define PLAIN_SSQ_MAX 0x1p1000
-#else
-#define PLAIN_SSQ_MIN 0x1p-54f
-#define PLAIN_SSQ_MAX 0x1p100f
-#endif
-
-/* selects, not branches (in unrolled loops on the panel's critical path, NVIDIA's compiler made
- * every branch a reconvergence point); a NaN lands in med */
-static void blue_add(real x, real *sml, real *med, real *big)
-{
-    const real ax = fabs(x), sb = ax * BLUE_SBIG, ss = ax * BLUE_SSML;
-    const int is_big = ax > BLUE_TBIG, is_sml = ax < BLUE_TSML;
-    *big += is_big ? sb * sb : 0;
-    *sml += is_sml ? ss * ss : 0;
-    *med += is_big || is_sml ? 0 : ax * ax;
-}
-
-static real blue_norm(real sml, real med, real big)
-{
-    if (big > 0) {
-        if (med > 0 || isnan(med))
-            big += (med * BLUE_SBIG) * BLUE_SBIG;
-        return sqrt(big) / BLUE_SBIG;
-    }
-    if (sml > 0) {
-        if (med > 0 || isnan(med)) {
-            const real a = sqrt(med), b = sqrt(sml) / BLUE_SSML;
-            const real lo = a < b ? a : b, hi = a < b ? b : a;
-            return hi * sqrt(1 + (lo / hi) * (lo / hi));
-        }
-        return sqrt(sml) / BLUE_SSML;
-    }
-    return sqrt(med);
-}
-
-/* dlarfg from alpha and Blue's sums of x: beta = -sign(alpha) ||(alpha, x)|| (alpha added to the
- * sums, in place of dlapy2(alpha, ||x||)), tau = (beta - alpha) / beta and the factor
- * 1 / (alpha - beta) that turns x into v; ||x|| = 0 or NaN gives H = I (LAPACK's tau = 0). */
-static void reflector_of(real alpha, real sml, real med, real big, real *beta, real *tau,
-                         real *scal)
-{
-    *beta = alpha;
-    *tau = 0;
-    *scal = 1;
-    if ((sml > 0 || med > 0 || big > 0) && !isnan(med)) {
-        blue_add(alpha, &sml, &med, &big);
-        *beta = -copysign(blue_norm(sml, med, big), alpha);
-        *tau = (*beta - alpha) / *beta;
-        *scal = 1 / (alpha - *beta);
-    }
-}
 
 /* dlarft, column j of the block's T: T(0:j, j) = -tau T(0:j, 0:j) (V(:, 0:j)^T v_j), T(j, j) =
  * tau, with dots[0:j] = V(:, 0:j)^T v_j. No barrier: the caller's next one publishes it. */

@@ -238,11 +238,15 @@ static void test_ill_conditioned(void **state)
  * take Blue's scaled sums (LAPACK 3.10 dnrm2's ranges: squares of entries above 2^486 scaled
  * down, below 2^-511 scaled up): diagonal blocks in one range and the coupling blocks in the
  * middle one, so that both kinds of sums meet in one column, then all blocks in one range. Both
- * panel kernels, and the host panels (LAPACK's own) beside them. */
+ * panel kernels, the host panels (LAPACK's own) and the batched kernel (method 2, a batch of two)
+ * beside them. */
 /* H D with D = diag(d_c) repeated over the block columns (column c of every A_i and B_i scaled by
- * d_c, powers of two) and d_c alternating between 2^-60 and 2^970: the panels' column steps see a
- * column of norm near 2^-60 beside ones near 2^970, whose ratio overflows (w / ||x|| in the
- * update); D X' must be the inverse of the unscaled H, within the usual bound. Double only. */
+ * d_c, powers of two) and d_c alternating between 2^-60 and 2^900: a panel's column steps see
+ * columns near 2^-60 beside ones near 2^900 (the plain sums beside Blue's, updates w v of very
+ * different sizes); D X' must be the inverse of the unscaled H. Not further apart: past a ratio
+ * near 2^1010 the back substitution for R^-1 overflows in every method (products r_ij x_j of size
+ * d_j / d_i, as in LAPACK's dtrtri), so the folded update's guard in qr_panel_reg (a ratio
+ * ||a_c|| / ||x|| past 2^1022) is not reached by this test. Double only. */
 static void check_column_scaled(bcl_context *ctx, int n, int p, const char *what)
 {
     const size_t blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
@@ -251,14 +255,14 @@ static void check_column_scaled(bcl_context *ctx, int n, int p, const char *what
     double *X = malloc(sizeof *X * NN);
     make_blocks(0, 0, n, p, 1, 4242u + (unsigned)n, A, B);
     for (size_t i = 0; i < blocks; ++i) { /* column-major n x n blocks: column (i / n) % n */
-        const double d = ((i / (size_t)n) % (size_t)n) % 2 ? ldexp(1, 970) : ldexp(1, -60);
+        const double d = ((i / (size_t)n) % (size_t)n) % 2 ? ldexp(1, 900) : ldexp(1, -60);
         As[i] = A[i] * d;
         Bs[i] = B[i] * d;
     }
     int info = 0;
     TU_STATUS(ctx, BCL_SUCCESS, invert(ctx, 1, n, p, 1, As, Bs, X, &info));
     for (size_t r = 0; r < N; ++r) { /* X = D X': row r of X' times d of column r % n */
-        const double d = (r % (size_t)n) % 2 ? ldexp(1, 970) : ldexp(1, -60);
+        const double d = (r % (size_t)n) % 2 ? ldexp(1, 900) : ldexp(1, -60);
         for (size_t c = 0; c < N; ++c)
             X[c * N + r] *= d;
     }
@@ -286,10 +290,18 @@ static void test_scaled_blocks(void **state)
                                  {all_small, all_small}};
     const char *names[4] = {"scaled 2^490 / 2^480", "scaled 2^-515 / 2^-505", "scaled 2^520",
                             "scaled 2^-540"};
-    for (int method = 1; method <= 3; method += 2) {
+    for (int method = 1; method <= 3; ++method) {
         use_method(ctx, method, 0);
         for (int c = 0; c < 4; ++c)
-            check_scaled(ctx, 1, 0, 0, 17, 3, 1, scales[c][0], scales[c][1], names[c]);
+            check_scaled(ctx, 1, 0, 0, 17, 3, method == 2 ? 2 : 1, scales[c][0], scales[c][1],
+                         names[c]);
+    }
+    /* single precision near its thresholds (squares past 2^100 or below 2^-54 take Blue's sums):
+     * the batched kernel, and the device panels */
+    for (int method = 2; method <= 3; ++method) {
+        use_method(ctx, method, 0);
+        check_scaled(ctx, 0, 0, 0, 17, 3, 1, ldexp(1, 60), ldexp(1, 56), "scaled 2^60 / 2^56");
+        check_scaled(ctx, 0, 0, 0, 17, 3, 1, ldexp(1, -70), ldexp(1, -66), "scaled 2^-70 / 2^-66");
     }
     setenv("BATCHCL_PCYCLIC_PANEL", "global", 1);
     for (int c = 0; c < 2; ++c)
@@ -314,8 +326,12 @@ static void test_scaled_blocks(void **state)
     unsetenv("BATCHCL_PCYCLIC_CHAIN");
     unsetenv("BATCHCL_PCYCLIC_PANEL");
     unsetenv("BATCHCL_PCYCLIC_APPLY");
-    /* columns of very different scales within a panel block (the register panel, blocks of 16
-     * as at n = 129-512, and the default) */
+    /* columns of very different scales within a panel (the host panels, the batched kernel, the
+     * register panel in blocks of 16 as at n = 129-512, and the default) */
+    use_method(ctx, 1, 0);
+    check_column_scaled(ctx, 17, 3, "column-scaled blocks, host panels");
+    use_method(ctx, 2, 0);
+    check_column_scaled(ctx, 17, 3, "column-scaled blocks, batched kernel");
     use_method(ctx, 3, 0);
     setenv("BATCHCL_PCYCLIC_NB", "16", 1);
     check_column_scaled(ctx, 17, 3, "column-scaled blocks, blocks of 16");
