@@ -1068,26 +1068,28 @@ static bcl_status dev_kernels(bsofi *w)
                        : tch >= 1 && tch <= 8 ? tch
                        : w->n <= 256          ? 2
                                               : 4;
-        w->chain_slot = 1 + 2 * ((w->n + w->nb - 1) / w->nb);
         /* BATCHCL_PCYCLIC_CHAIN_CLOCK=1 (NVIDIA, developer tool): qr_chain writes the global
          * timer at its marks after the counters, and the call prints where a chain's time went */
         const char *clock_env = getenv("BATCHCL_PCYCLIC_CHAIN_CLOCK");
-        w->chain_clock = w->chain_cpg && w->panel_shuffle && clock_env && !strcmp(clock_env, "1");
-        if (w->chain_clock)
-            w->chain_slot += 8 * ((w->n + w->nb - 1) / w->nb) + 256;
-        char extra_opt[192] = "";
-        if (w->apply_rpl)
-            snprintf(extra_opt, sizeof extra_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d -DAPPLY_KEEP=%d",
-                     w->apply_rpl, w->apply_ct, w->apply_keep);
-        size_t len = strlen(extra_opt);
-        if (w->chain_cpg)
-            snprintf(extra_opt + len, sizeof extra_opt - len,
-                     " -DCHAIN_CPG=%d -DCHAIN_RPL=%d -DCHAIN_TCH=%d%s", w->chain_cpg,
-                     w->chain_rpl, w->chain_tch, w->chain_clock ? " -DCHAIN_CLOCK" : "");
-        len = strlen(extra_opt);
-        snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d -DTRI_COLS=%d", tri_nmax,
-                 w->tri_cols);
+        char extra_opt[192];
         for (;;) {
+            /* the clock needs the shuffle build's PTX: set again after a fallback without it */
+            w->chain_clock = w->chain_cpg && w->panel_shuffle && clock_env && !strcmp(clock_env, "1");
+            w->chain_slot = 1 + 2 * ((w->n + w->nb - 1) / w->nb);
+            if (w->chain_clock)
+                w->chain_slot += 8 * ((w->n + w->nb - 1) / w->nb) + 256;
+            extra_opt[0] = '\0';
+            if (w->apply_rpl)
+                snprintf(extra_opt, sizeof extra_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d -DAPPLY_KEEP=%d",
+                         w->apply_rpl, w->apply_ct, w->apply_keep);
+            size_t len = strlen(extra_opt);
+            if (w->chain_cpg)
+                snprintf(extra_opt + len, sizeof extra_opt - len,
+                         " -DCHAIN_CPG=%d -DCHAIN_RPL=%d -DCHAIN_TCH=%d%s", w->chain_cpg,
+                         w->chain_rpl, w->chain_tch, w->chain_clock ? " -DCHAIN_CLOCK" : "");
+            len = strlen(extra_opt);
+            snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d -DTRI_COLS=%d",
+                     tri_nmax, w->tri_cols);
             /* the kernel's layout: rows a work-item (qr_panel_rows) or a lane (qr_panel_reg) */
             snprintf(opt, sizeof opt,
                      "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DTD_WG=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s%s",
@@ -1111,7 +1113,7 @@ static bcl_status dev_kernels(bsofi *w)
             break;
         }
         if (w->k_panel->max_work_group < (size_t)w->panel_wg)
-            w->panel_rows = w->panel_rpl = w->chain_cpg = 0;
+            w->panel_rows = w->panel_rpl = w->chain_cpg = w->chain_clock = 0;
     }
     /* R_kk^-1 by back substitution on leaves of 64 and GEMMs above them (tri_inverse);
      * BATCHCL_PCYCLIC_TRI_LEAF sets the leaves' order (0: whole blocks) */
