@@ -1700,11 +1700,19 @@ void cdiv(real ar, real ai, real br, real bi, real smin, real *xr, real *xi)
     }
 }
 
-/* Solve the complex 2x2 system [a11 a12; a21 a22] x = b by elimination with partial pivoting;
- * pivots below smin are raised to smin. */
-void csolve2(real a11r, real a11i, real a12r, real a12i, real a21r, real a21i, real a22r,
-             real a22i, real b1r, real b1i, real b2r, real b2i, real smin, real *x1r, real *x1i,
-             real *x2r, real *x2i)
+/* dlaln2's guard against overflow in x = b / a with |a| raised to smin: a factor (1 or 1 / |b|)
+ * that the caller applies to b and to the rest of its column (big_inv: smlnum). */
+real solve_scale(real a_abs, real b_abs, real big_inv)
+{
+    return a_abs < 1 && b_abs > 1 && b_abs * big_inv > a_abs ? (real)1 / b_abs : (real)1;
+}
+
+/* Solve the complex 2x2 system [a11 a12; a21 a22] x = s b by elimination with partial pivoting;
+ * pivots below smin are raised to smin, and s (1, or below 1 where x would overflow, as dlaln2's
+ * scale) is returned. */
+real csolve2(real a11r, real a11i, real a12r, real a12i, real a21r, real a21i, real a22r,
+             real a22i, real b1r, real b1i, real b2r, real b2i, real smin, real big_inv,
+             real *x1r, real *x1i, real *x2r, real *x2i)
 {
     if (fabs(a21r) + fabs(a21i) > fabs(a11r) + fabs(a11i)) {
         real tr = a11r, ti = a11i;
@@ -1730,12 +1738,20 @@ void csolve2(real a11r, real a11i, real a12r, real a12i, real a21r, real a21i, r
         a11i = 0;
     }
     real lr, li;
-    cdiv(a11r, a11i, a21r, a21i, smin, &lr, &li);
+    cdiv(a11r, a11i, a21r, a21i, smin, &lr, &li); /* |l| <= 1: the pivot is the larger */
     const real u22r = a22r - (lr * a12r - li * a12i), u22i = a22i - (lr * a12i + li * a12r);
-    const real c2r = b2r - (lr * b1r - li * b1i), c2i = b2i - (lr * b1i + li * b1r);
+    real c2r = b2r - (lr * b1r - li * b1i), c2i = b2i - (lr * b1i + li * b1r);
+    /* as dlaln2: the bound on x2 and on b1 / u11 decides the scale */
+    const real u11 = fabs(a11r) + fabs(a11i), u22 = fmax(fabs(u22r) + fabs(u22i), smin);
+    const real bnd = fmax(fabs(c2r) + fabs(c2i), (fabs(b1r) + fabs(b1i)) * (u22 / u11));
+    const real sc = solve_scale(u22, bnd, big_inv);
+    c2r *= sc;
+    c2i *= sc;
     cdiv(u22r, u22i, c2r, c2i, smin, x2r, x2i);
-    const real c1r = b1r - (a12r * *x2r - a12i * *x2i), c1i = b1i - (a12r * *x2i + a12i * *x2r);
+    const real c1r = b1r * sc - (a12r * *x2r - a12i * *x2i),
+               c1i = b1i * sc - (a12r * *x2i + a12i * *x2r);
     cdiv(a11r, a11i, c1r, c1i, smin, x1r, x1i);
+    return sc;
 }
 
 /* Per-matrix storage (SWB, local): T band-packed, Z (LDA*n), X (LDA*n). MWB: T, Z in place in
@@ -1824,17 +1840,19 @@ __kernel void geev_vectors(__global const real *H, ulong offH, int layH, ulong s
                 const bool block = j > 0 && TT(j, j - 1) != 0;
                 real xr[2], xi[2];
                 int lo;
+                real sc; /* the column's (pair's) scale, below 1 where x would overflow */
                 if (block) {
                     lo = j - 1;
                     const real b1r = XX(j - 1, e), b1i = pair ? XX(j - 1, e + 1) : 0;
                     const real b2r = XX(j, e), b2i = pair ? XX(j, e + 1) : 0;
-                    csolve2(TT(j - 1, j - 1) - lr, -li, TT(j - 1, j), 0, TT(j, j - 1), 0,
-                            TT(j, j) - lr, -li, b1r, b1i, b2r, b2i, smin, &xr[0], &xi[0], &xr[1],
-                            &xi[1]);
+                    sc = csolve2(TT(j - 1, j - 1) - lr, -li, TT(j - 1, j), 0, TT(j, j - 1), 0,
+                                 TT(j, j) - lr, -li, b1r, b1i, b2r, b2i, smin, smlnum, &xr[0],
+                                 &xi[0], &xr[1], &xi[1]);
                 } else {
                     lo = j;
-                    cdiv(TT(j, j) - lr, -li, XX(j, e), pair ? XX(j, e + 1) : 0, smin, &xr[0],
-                         &xi[0]);
+                    const real ar = TT(j, j) - lr, br = XX(j, e), bi = pair ? XX(j, e + 1) : 0;
+                    sc = solve_scale(fmax(fabs(ar) + fabs(li), smin), fabs(br) + fabs(bi), smlnum);
+                    cdiv(ar, -li, br * sc, bi * sc, smin, &xr[0], &xi[0]);
                 }
                 const int cnt = j - lo + 1;
                 /* keep the solution representable: rescale the whole column (pair) */
@@ -1842,11 +1860,14 @@ __kernel void geev_vectors(__global const real *H, ulong offH, int layH, ulong s
                 for (int q = 0; q < cnt; ++q)
                     xmax = fmax(xmax, fabs(xr[q]) + fabs(xi[q]));
                 if (xmax > big) {
-                    const real sc = (real)1 / xmax;
+                    const real down = (real)1 / xmax;
+                    sc *= down;
                     for (int q = 0; q < cnt; ++q) {
-                        xr[q] *= sc;
-                        xi[q] *= sc;
+                        xr[q] *= down;
+                        xi[q] *= down;
                     }
+                }
+                if (sc != 1) {
                     for (int i = 0; i <= top; ++i) {
                         if (i >= lo && i <= j)
                             continue;

@@ -443,6 +443,47 @@ static void test_scaled_norms(void **state)
     bcl_destroy(ctx);
 }
 
+/* Eigenvectors of zero eigenvalues under large couplings: strictly upper triangular matrices
+ * (balancing leaves them as they are, all eigenvalues 0, a Jordan block) with entries of 2^400
+ * (double) or 2^38 (float), below the norm at which the matrix is scaled down: the back
+ * substitution divides by the perturbed pivot smin ~ n 2^-970 (2^-100), which overflows unless
+ * the column is scaled first (dlaln2's scale; before that fix VR came back NaN). The SWB and MWB
+ * back substitutions. */
+static void test_vectors_overflow(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    const size_t picks[] = {0, 3};
+    for (int dbl = 1; dbl >= 0; --dbl)
+        for (size_t pi = 0; pi < sizeof picks / sizeof picks[0]; ++pi) {
+            const int sizes[] = {2, 5, 12};
+            for (int s = 0; s < 3; ++s) {
+                const int n = sizes[s];
+                const mg_kind kinds[] = {MG_UPPER};
+                ref_batch b = make_batch(n, dbl, kinds, 1, 3, 70u + (unsigned)n);
+                const size_t nn = (size_t)n * n;
+                const double scale = ldexp(1, dbl ? 400 : 38);
+                for (size_t k = 0; k < b.batch; ++k) {
+                    char *a = (char *)b.A + k * nn * (dbl ? 8 : 4);
+                    for (int c = 0; c < n; ++c)
+                        for (int r = 0; r < n; ++r) {
+                            const size_t i = (size_t)c * n + (size_t)r;
+                            oracle_set(a, dbl, i, r < c ? oracle_get(a, dbl, i) * scale : 0);
+                        }
+                    if (oracle_geev(n, dbl, a, b.wr + k * n, b.wi + k * n, b.rcond + k * n,
+                                    &b.abnrm[k]) != 0)
+                        fail_msg("LAPACK failed on a nilpotent matrix");
+                }
+                apply(ctx, &variants[picks[pi]]);
+                results r = run(ctx, &b, 1, BCL_SUCCESS);
+                check(ctx, &b, &r, dbl ? "nilpotent, couplings 2^400" : "nilpotent, couplings 2^38");
+                free_results(&r);
+                free_batch(&b);
+            }
+        }
+    bcl_destroy(ctx);
+}
+
 /* NaN and infinite matrices mid-batch: info = n, NaN results, and every neighbour bit for bit
  * what a clean batch gives; on every variant. */
 static void test_failure_isolation(void **state)
@@ -957,6 +998,7 @@ int main(int argc, char **argv)
                                           cmocka_unit_test(test_two_bulges)};
     const struct CMUnitTest vectors[] = {cmocka_unit_test(test_vectors)};
     const struct CMUnitTest numerics[] = {cmocka_unit_test(test_scaled_norms),
+                                          cmocka_unit_test(test_vectors_overflow),
                                           cmocka_unit_test(test_failure_isolation),
                                           cmocka_unit_test(test_no_convergence)};
     const struct CMUnitTest api[] = {cmocka_unit_test(test_bad_arguments),
