@@ -26,6 +26,14 @@
 #define NT 64
 #endif
 #define MAX_ITER 128
+/* a plain sum of squares in [SSQ_MIN, SSQ_MAX] neither overflowed nor lost terms to underflow */
+#if defined(BCL_DOUBLE)
+#define SSQ_MIN 0x1p-900
+#define SSQ_MAX 0x1p900
+#else
+#define SSQ_MIN 0x1p-80f
+#define SSQ_MAX 0x1p100f
+#endif
 
 #define ZG(i, j) Z[offZ + BATCH_INDEX(prob, (uint)((j) * n + (i)), nn, stride)]
 #define SG(i, j) S[offS + BATCH_INDEX(prob, (uint)((j) * n + (i)), nn, stride)]
@@ -105,18 +113,22 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
     __local real *pole = zl + n;     /* per block: their poles, ascending */
     __local real *tv = pole + n;     /* per block: root r = pole[org[r]] + tv[r] */
     __local real *ut = tv + n;       /* per block: z~ */
-    __local real *vals = ut + n;     /* new eigenvalues by rank */
+    __local real *vals = ut + n;     /* new eigenvalues by rank; vals[s] first carries the
+                                      * merge's scaling exponent (read before they are written) */
     __local real *rc = vals + n;     /* deflation rotations: cosines, sines */
     __local real *rs = rc + n;
     __local real *rhoz = rs + n;     /* per block start: rho of the normalized problem */
-    __local int *ints = (__local int *)(lds + mpg * (n * n + 10 * n + 4)) + w * (12 * n + 4);
+#define STEDC_INTS(n) (12 * (n) + 4) /* ints of one matrix (src/symeig.c sizes them alike) */
+#define STEDC_MISC(n) (12 * (n))     /* where misc starts among them */
+    __local int *ints_all = (__local int *)(lds + mpg * (n * n + 10 * n + 4));
+    __local int *ints = ints_all + w * STEDC_INTS(n);
     __local int *ns = ints, *nm = ns + n, *ne = nm + n, *nl = ne + n; /* tree nodes */
     __local int *ndx = nl + n;       /* per block: columns of the non-deflated, by pole */
     __local int *dfl = ndx + n;      /* per block: deflated columns */
     __local int *org = dfl + n;      /* per block: origin pole of root r */
     __local int *rp = org + n, *rq = rp + n; /* rotations: the column pairs */
     __local int *cnt = rq + n;       /* per block start: non-deflated, deflated, rotations */
-    __local int *misc = cnt + 3 * n; /* nodes, depth, failure, scaling exponent */
+    __local int *misc = ints + STEDC_MISC(n); /* nodes, depth, failure, scaling exponent */
 
     /* tree, tearing, leaves */
     if (t == 0 && active) {
@@ -186,7 +198,7 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
     int depth = 0;
     for (int v = 0; v < mpg; ++v)
         if ((uint)get_group_id(0) * (uint)mpg + (uint)v < count)
-            depth = max(depth, ((__local const int *)(lds + mpg * (n * n + 10 * n + 4)))[v * (12 * n + 4) + 12 * n + 1]);
+            depth = max(depth, ints_all[v * STEDC_INTS(n) + STEDC_MISC(n) + 1]);
     /* my leaf: the part of the deepest node holding my row, or the whole matrix */
     int leaf_s = 0, leaf_e = n, deep = -1;
     for (int q = 0; q < nodes; ++q)
@@ -243,7 +255,20 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
                 zz += zl[j] * zl[j];
                 dmax = fmax(dmax, fabs(dd[j]));
             }
-            const real znorm = sqrt(zz), rho = rho0 * zz;
+            const real znorm = sqrt(zz);
+            real rho = rho0 * zz;
+            /* the block in units of its own size (a power of two, exact): in a graded T a block
+             * lies far below T's scale, where pole gaps near its thresholds made 1 / gap (and
+             * f's terms) overflow */
+            int ex = 0;
+            const real bmax = fmax(dmax, rho);
+            if (bmax > (real)0 && isfinite(bmax))
+                frexp(bmax, &ex);
+            for (int j = s; j < e; ++j)
+                dd[j] = ldexp(dd[j], -ex);
+            rho = ldexp(rho, -ex);
+            dmax = ldexp(dmax, -ex);
+            vals[s] = (real)ex;
             for (int j = s; j < e; ++j) {
                 ut[j] = zl[j] / znorm; /* normalized z by column (ut is free until later) */
                 zmax = fmax(zmax, fabs(ut[j]));
@@ -307,6 +332,7 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
         barrier(CLK_LOCAL_MEM_FENCE);
         const int kk = merging ? cnt[3 * s] : 0, nd = merging ? cnt[3 * s + 1] : 0;
         const real rho = merging ? rhoz[s] : (real)1;
+        const int bx = merging ? (int)vals[s] : 0; /* the block's values are dd 2^bx */
         /* rotations of the deflation, each row by its own work-item */
         if (merging)
             for (int q = 0; q < cnt[3 * s + 2]; ++q) {
@@ -422,7 +448,7 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
                     below += pole[s + org[s + i]] + tv[s + i] <= value;
                 rank = (q - kk) + below;
             }
-            vals[s + rank] = value;
+            vals[s + rank] = ldexp(value, bx); /* in T's units again */
             /* each block has its own diagonal square of W: blocks of a level merge at once */
             for (int l = 0; l < k; ++l)
                 WL(s + l, s + rank) = (real)0;
@@ -433,7 +459,19 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
                     const real v = ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]);
                     norm += v * v;
                 }
-                const real inv = (real)1 / sqrt(norm);
+                real inv = (real)1 / sqrt(norm);
+                if (!(norm >= SSQ_MIN && norm <= SSQ_MAX)) { /* squares near the thresholds */
+                    real vmax = (real)0;
+                    for (int i = 0; i < kk; ++i)
+                        vmax = fmax(vmax, fabs(ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q])));
+                    const real down = (real)1 / vmax;
+                    norm = (real)0;
+                    for (int i = 0; i < kk; ++i) {
+                        const real v = ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]) * down;
+                        norm += v * v;
+                    }
+                    inv = down / sqrt(norm);
+                }
                 for (int i = 0; i < kk; ++i)
                     WL(ndx[s + i], s + rank) =
                         ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]) * inv;

@@ -226,9 +226,10 @@ static void test_sytrd(void **state)
 
 /* ---- stedc: tridiagonal classes ---- */
 
-typedef enum { TR_RANDOM, TR_WILKINSON_GLUED, TR_ZERO_OFF, TR_DIAGONAL_REPEATED, TR_TOEPLITZ, TR_GRADED, TR_COUNT } tri_class;
+typedef enum { TR_RANDOM, TR_WILKINSON_GLUED, TR_ZERO_OFF, TR_DIAGONAL_REPEATED, TR_TOEPLITZ, TR_GRADED, TR_GRADED_2_100, TR_GRADED_2_900, TR_COUNT } tri_class;
 static const char *tri_names[] = {"random", "glued Wilkinson", "zero off-diagonals",
-                                  "diagonal, repeated", "Toeplitz (2,-1)", "graded"};
+                                  "diagonal, repeated", "Toeplitz (2,-1)", "graded",
+                                  "graded to 2^-100", "graded to 2^-900"};
 
 static void make_tridiagonal(tri_class c, int n, mg_rng *r, double *d, double *e)
 {
@@ -260,6 +261,14 @@ static void make_tridiagonal(tri_class c, int n, mg_rng *r, double *d, double *e
             d[i] = pow(10.0, -6.0 * i / (n > 1 ? n - 1 : 1));
             e[i] = 0.5 * pow(10.0, -6.0 * (i + 0.5) / (n > 1 ? n - 1 : 1));
             break;
+        case TR_GRADED_2_100: /* the merges' blocks lie far below T's scale (float: near its */
+        case TR_GRADED_2_900: /* underflow threshold; double: 2^-900) */
+        {
+            const double span = c == TR_GRADED_2_100 ? 100 : 900, g = span / (n > 1 ? n - 1 : 1);
+            d[i] = ldexp(1 + 0.37 * sin(i), -(int)(g * i));
+            e[i] = ldexp(0.5 + 0.1 * cos(i), -(int)(g * (i + 0.5)));
+            break;
+        }
         case TR_COUNT:
             break;
         }
