@@ -18,6 +18,30 @@
 #define SYTRD_FORM_Q 1  /* write Q */
 #define SYTRD_APPLY_B 2 /* write Y = Q^T B */
 
+/* A reflector's plain sum of squares sigma = ||x||^2 is taken where sigma and alpha^2 + sigma lie
+ * in [PLAIN_SSQ_MIN, PLAIN_SSQ_MAX]: no square overflowed, and the squares that underflowed (each
+ * below 2^-1022, or 2^-126 in float, subnormal or flushed to zero) change it by less than 2^-60
+ * (2^-34) of itself for up to 4096 rows. The matrix's scaling into [SCALE_MIN, SCALE_MAX] bounds
+ * its largest entry, not every column's: entries below 2^-511 (2^-63 in float) have subnormal
+ * squares, and a column of them lost its norm, and its reflector its orthogonality. Outside the
+ * range x is divided by s = max(|alpha|, |x_i|) first, in place, and v = (x / s) (s / (alpha -
+ * beta)), which neither underflows nor overflows; the reflector exists where x is nonzero (or
+ * NaN), whatever its squares came to. */
+#ifdef BCL_DOUBLE
+#define PLAIN_SSQ_MIN 0x1p-950
+#define PLAIN_SSQ_MAX 0x1p1000
+#else
+#define PLAIN_SSQ_MIN 0x1p-80f
+#define PLAIN_SSQ_MAX 0x1p100f
+#endif
+#define PLAIN_SSQ_OK(sigma, tot) ((sigma) >= PLAIN_SSQ_MIN && (tot) <= PLAIN_SSQ_MAX)
+/* whether any lane of a mask is set (the local-memory kernel's lanes) */
+#if VW == 1
+#define ANY_LANE(m) ((m) != 0)
+#else
+#define ANY_LANE(m) any(m)
+#endif
+
 #define SA(i, j) sA[(j) * n + (i)]
 
 /* the problem in slot s: the index list's entry when there is one (AUTO's second pass) */
@@ -104,12 +128,30 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
             realv sigma = (realv)0;
             for (int i = j + 2; i < n; ++i)
                 sigma += SA(i, j) * SA(i, j);
-            const maskv refl = (maskv)(sigma != (realv)0);
-            const realv nrm = sqrt(alpha * alpha + sigma);
+            realv nrm = sqrt(alpha * alpha + sigma), s = (realv)1;
+            maskv refl = (maskv)(sigma != (realv)0);
+            /* lanes outside the plain sum's range (PLAIN_SSQ_MIN): x scaled by s, the others by 1 */
+            const maskv scaled = (maskv)(!PLAIN_SSQ_OK(sigma, alpha * alpha + sigma));
+            if (ANY_LANE(scaled)) {
+                realv xmax = (realv)0;
+                for (int i = j + 2; i < n; ++i)
+                    xmax = fmax(xmax, fabs(SA(i, j)));
+                const realv m = fmax(xmax, fabs(alpha));
+                s = select((realv)1, m, scaled & (maskv)(m > (realv)0));
+                realv ssq = (realv)0;
+                for (int i = j + 2; i < n; ++i) {
+                    const realv y = SA(i, j) / s;
+                    SA(i, j) = y;
+                    ssq += y * y;
+                }
+                const realv as = alpha / s;
+                nrm = select(nrm, s * sqrt(as * as + ssq), scaled);
+                refl = select(refl, (maskv)(xmax != (realv)0 || ssq != (realv)0), scaled);
+            }
             const realv beta = select(nrm, -nrm, (maskv)(alpha >= (realv)0));
             /* no reflection where the column is already reduced (always at j = n-2) */
             tau[j] = select((realv)0, (beta - alpha) / beta, refl);
-            scal[0] = select((realv)0, (realv)1 / (alpha - beta), refl);
+            scal[0] = select((realv)0, s / (alpha - beta), refl);
             ev[j] = select(alpha, beta, refl);
             dv[j] = SA(j, j);
         }
@@ -327,11 +369,27 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
                     sq[e] += c + e > j + 1 ? a[RJ][c + e] * a[RJ][c + e] : (real)0;                    \
             }                                                                                          \
             const real sigma = SUM4(sq), dj = v[j], alpha = v[j + 1];                                  \
+            real nrm = sqrt(alpha * alpha + sigma), s = (real)1;                                       \
+            bool refl = sigma != (real)0;                                                              \
+            if (!PLAIN_SSQ_OK(sigma, alpha * alpha + sigma)) { /* x scaled by s (PLAIN_SSQ_MIN) */     \
+                real xmax = (real)0, ssq = (real)0;                                                    \
+                UNROLL                                                                                 \
+                for (int c = (RJ) * NT; c < NMAX; ++c)                                                 \
+                    xmax = fmax(xmax, c > j + 1 ? fabs(a[RJ][c]) : (real)0);                           \
+                const real m = fmax(xmax, fabs(alpha));                                                \
+                s = m > (real)0 ? m : (real)1;                                                         \
+                UNROLL                                                                                 \
+                for (int c = (RJ) * NT; c < NMAX; ++c) { /* the row is not read after this step */     \
+                    a[RJ][c] /= s;                                                                     \
+                    ssq += c > j + 1 ? a[RJ][c] * a[RJ][c] : (real)0;                                  \
+                }                                                                                      \
+                const real as = alpha / s;                                                             \
+                nrm = s * sqrt(as * as + ssq);                                                         \
+                refl = xmax != (real)0 || ssq != (real)0;                                              \
+            }                                                                                          \
             /* no reflection where the column is already reduced (always at j = n-2) */                \
-            const bool refl = sigma != (real)0;                                                        \
-            const real nrm = sqrt(alpha * alpha + sigma);                                              \
             const real beta = alpha >= (real)0 ? -nrm : nrm;                                           \
-            const real inv = refl ? (real)1 / (alpha - beta) : (real)0;                                \
+            const real inv = refl ? s / (alpha - beta) : (real)0;                                      \
             tauv[j] = refl ? (beta - alpha) / beta : (real)0;                                          \
             dv[j] = dj;                                                                                \
             ev[j] = refl ? beta : alpha;                                                               \

@@ -2,6 +2,7 @@
  * LAPACK (dsytrd, dstedc, dsyevd) in double, with LAPACK-style scaled residuals.
  * Usage: test_symeig <group>, group one of sytrd, stedc, syevd, solve, api. */
 #include "testutil.h"
+#include "../src/internal.h" /* bcl_get_kernel: the local-memory sytrd, launched directly */
 
 #include <lapacke.h>
 #include <math.h>
@@ -136,6 +137,136 @@ static int in_grid(int n, int max_n)
     return 0;
 }
 
+/* The collaborative local-memory sytrd (NT work-items on a matrix held in local memory, VW = 1),
+ * launched directly: the library takes it only where the rows-in-registers kernel does not fit
+ * (local memory or the work-group limit: not on a CPU device), so no parameter forces it. Q, d
+ * and e of `batch` problems, as bcl_xsytrd gives them. */
+static void sytrd_local_kernel(bcl_context *ctx, int nt, int n, size_t batch, const void *A,
+                               void *Q, void *d, void *e, int dbl)
+{
+    const size_t es = dbl ? 8 : 4, nn = (size_t)n * n, ne = (size_t)(n > 1 ? n - 1 : 1);
+    char options[64];
+    snprintf(options, sizeof options, "-DNT=%d -DVW=1%s", nt, dbl ? " -DBCL_DOUBLE" : "");
+    bcl_kernel_entry *k;
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_get_kernel(ctx, "sytrd.cl", options, "sytrd", &k));
+    cl_context cl = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    cl_int err, e1, e2, e3;
+    cl_mem dA = clCreateBuffer(cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nn * batch * es,
+                               (void *)A, &err);
+    cl_mem dQ = clCreateBuffer(cl, CL_MEM_WRITE_ONLY, nn * batch * es, NULL, &e1);
+    cl_mem dD = clCreateBuffer(cl, CL_MEM_WRITE_ONLY, (size_t)n * batch * es, NULL, &e2);
+    cl_mem dE = clCreateBuffer(cl, CL_MEM_WRITE_ONLY, ne * batch * es, NULL, &e3);
+    assert_true(err == CL_SUCCESS && e1 == CL_SUCCESS && e2 == CL_SUCCESS && e3 == CL_SUCCESS);
+    const cl_ulong zero = 0, stride = batch;
+    const cl_uint count = (cl_uint)batch;
+    const int nrhs = 0, mode = 1; /* SYTRD_FORM_Q */
+    const cl_mem none = NULL;
+    const struct {
+        size_t size;
+        const void *value;
+    } args[] = {{sizeof dA, &dA},     {sizeof zero, &zero},   {sizeof dQ, &dQ},   {sizeof zero, &zero},
+                {sizeof dD, &dD},     {sizeof zero, &zero},   {sizeof dE, &dE},   {sizeof zero, &zero},
+                {sizeof none, &none}, {sizeof zero, &zero},   {sizeof none, &none}, {sizeof zero, &zero},
+                {sizeof n, &n},       {sizeof nrhs, &nrhs},   {sizeof count, &count}, {sizeof stride, &stride},
+                {sizeof mode, &mode}, {sizeof none, &none},   {(nn + 5 * (size_t)n + 4) * es, NULL}};
+    for (cl_uint a = 0; a < sizeof args / sizeof args[0]; ++a)
+        assert_int_equal(clSetKernelArg(k->kernel, a, args[a].size, args[a].value), CL_SUCCESS);
+    const size_t local = (size_t)nt, global = batch * (size_t)nt;
+    assert_int_equal(clEnqueueNDRangeKernel(q, k->kernel, 1, NULL, &global, &local, 0, NULL, NULL),
+                     CL_SUCCESS);
+    assert_int_equal(clEnqueueReadBuffer(q, dQ, CL_TRUE, 0, nn * batch * es, Q, 0, NULL, NULL), CL_SUCCESS);
+    assert_int_equal(clEnqueueReadBuffer(q, dD, CL_TRUE, 0, (size_t)n * batch * es, d, 0, NULL, NULL),
+                     CL_SUCCESS);
+    if (n > 1)
+        assert_int_equal(clEnqueueReadBuffer(q, dE, CL_TRUE, 0, ne * batch * es, e, 0, NULL, NULL),
+                         CL_SUCCESS);
+    clReleaseMemObject(dA);
+    clReleaseMemObject(dQ);
+    clReleaseMemObject(dD);
+    clReleaseMemObject(dE);
+}
+
+/* sytrd on `batch` problems (A in double, rounded to the precision) through the API (as the
+ * context's parameters choose), or through the local-memory kernel with local_nt work-items a
+ * matrix: ||A - Q T Q^T||, ||Q^T Q - I|| and T's eigenvalues against those of LAPACK dsytrd's T,
+ * all scaled; `what` names the case */
+static void check_sytrd(bcl_context *ctx, const char *what, int local_nt, int n, size_t batch,
+                        const double *A, int dbl)
+{
+    const size_t nn = (size_t)n * n;
+    void *Ap = to_prec(A, nn * batch, dbl), *Q = tu_alloc(nn * batch, dbl),
+         *d = tu_alloc((size_t)n * batch, dbl), *e = tu_alloc((size_t)n * batch, dbl);
+    if (local_nt)
+        sytrd_local_kernel(ctx, local_nt, n, batch, Ap, Q, d, e, dbl);
+    else
+        TU_STATUS(ctx, BCL_SUCCESS, dbl ? bcl_dsytrd(ctx, n, batch, Ap, Q, d, e)
+                                        : bcl_ssytrd(ctx, n, batch, Ap, Q, d, e));
+    const double eps = oracle_eps(dbl);
+    for (size_t k = 0; k < batch; ++k) {
+        double *a = to_double((char *)Ap + k * nn * (dbl ? 8 : 4), nn, dbl),
+               *q = to_double((char *)Q + k * nn * (dbl ? 8 : 4), nn, dbl),
+               *dk = to_double((char *)d + k * n * (dbl ? 8 : 4), (size_t)n, dbl),
+               *ek = to_double((char *)e + k * (n - 1 + (n == 0)) * (dbl ? 8 : 4), (size_t)(n - 1), dbl);
+        /* ||A - Q T Q^T|| */
+        double worst = 0;
+        for (int i = 0; i < n; ++i) {
+            double row = 0;
+            for (int j = 0; j < n; ++j) {
+                double s = 0;
+                for (int l = 0; l < n; ++l) {
+                    double tq = dk[l] * q[j + (size_t)l * n];
+                    if (l > 0)
+                        tq += ek[l - 1] * q[j + (size_t)(l - 1) * n];
+                    if (l + 1 < n)
+                        tq += ek[l] * q[j + (size_t)(l + 1) * n];
+                    s += q[i + (size_t)l * n] * tq;
+                }
+                row += fabs(a[i + (size_t)j * n] - s);
+            }
+            worst = row > worst ? row : worst;
+        }
+        const double recon = worst / (mat_norm_inf(n, a) * n * eps);
+        const double orth = orthogonality(n, q, eps);
+        /* T is similar to A: its eigenvalues (dsterf in double) against those of
+         * LAPACK dsytrd's T. (T itself is not compared entry by entry: its trailing
+         * entries are not well-conditioned functions of A.) */
+        double *la = malloc(sizeof *la * nn), *ld = malloc(sizeof *ld * n),
+               *le = malloc(sizeof *le * (n + 1)), *tau = malloc(sizeof *tau * (n + 1)),
+               *od = malloc(sizeof *od * n), *oe = malloc(sizeof *oe * (n + 1));
+        memcpy(la, a, nn * sizeof *la);
+        memcpy(od, dk, n * sizeof *od);
+        if (n > 1)
+            memcpy(oe, ek, (n - 1) * sizeof *oe);
+        if (LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, la, n, ld, le, tau) != 0 ||
+            LAPACKE_dsterf(n, ld, le) != 0 || LAPACKE_dsterf(n, od, oe) != 0)
+            fail_msg("LAPACK dsytrd / dsterf failed");
+        double dev = 0;
+        for (int i = 0; i < n; ++i)
+            dev = fmax(dev, fabs(od[i] - ld[i]));
+        const double devs = dev / (mat_norm_inf(n, a) * n * eps);
+        if (!(recon < LIMIT) || !(orth < LIMIT) || !(devs < LIMIT))
+            fail_msg("sytrd %s %s n=%d problem %zu: ||A - QTQ^T|| %.3g, ||Q^TQ - I|| "
+                     "%.3g, eigenvalues of T vs LAPACK's %.3g (limit %g); kernel: %s",
+                     what, dbl ? "double" : "single", n, k, recon, orth,
+                     devs, LIMIT, local_nt ? "the local-memory sytrd" : bcl_last_kernel(ctx));
+        free(a);
+        free(q);
+        free(dk);
+        free(ek);
+        free(la);
+        free(ld);
+        free(le);
+        free(tau);
+        free(od);
+        free(oe);
+    }
+    free(Ap);
+    free(Q);
+    free(d);
+    free(e);
+}
+
 static void test_sytrd(void **state)
 {
     (void)state;
@@ -151,75 +282,9 @@ static void test_sytrd(void **state)
                 mg_seed(&r, 11u * n + dbl);
                 for (size_t k = 0; k < batch; ++k)
                     make_symmetric(SP_RANDOM, n, &r, A + k * nn);
-                void *Ap = to_prec(A, nn * batch, dbl), *Q = tu_alloc(nn * batch, dbl),
-                     *d = tu_alloc((size_t)n * batch, dbl), *e = tu_alloc((size_t)n * batch, dbl);
                 apply(ctx, &variants[v], dbl);
-                TU_STATUS(ctx, BCL_SUCCESS, dbl ? bcl_dsytrd(ctx, n, batch, Ap, Q, d, e)
-                                                : bcl_ssytrd(ctx, n, batch, Ap, Q, d, e));
-                const double eps = oracle_eps(dbl);
-                for (size_t k = 0; k < batch; ++k) {
-                    double *a = to_double((char *)Ap + k * nn * (dbl ? 8 : 4), nn, dbl),
-                           *q = to_double((char *)Q + k * nn * (dbl ? 8 : 4), nn, dbl),
-                           *dk = to_double((char *)d + k * n * (dbl ? 8 : 4), (size_t)n, dbl),
-                           *ek = to_double((char *)e + k * (n - 1 + (n == 0)) * (dbl ? 8 : 4), (size_t)(n - 1), dbl);
-                    /* ||A - Q T Q^T|| */
-                    double worst = 0;
-                    for (int i = 0; i < n; ++i) {
-                        double row = 0;
-                        for (int j = 0; j < n; ++j) {
-                            double s = 0;
-                            for (int l = 0; l < n; ++l) {
-                                double tq = dk[l] * q[j + (size_t)l * n];
-                                if (l > 0)
-                                    tq += ek[l - 1] * q[j + (size_t)(l - 1) * n];
-                                if (l + 1 < n)
-                                    tq += ek[l] * q[j + (size_t)(l + 1) * n];
-                                s += q[i + (size_t)l * n] * tq;
-                            }
-                            row += fabs(a[i + (size_t)j * n] - s);
-                        }
-                        worst = row > worst ? row : worst;
-                    }
-                    const double recon = worst / (mat_norm_inf(n, a) * n * eps);
-                    const double orth = orthogonality(n, q, eps);
-                    /* T is similar to A: its eigenvalues (dsterf in double) against those of
-                     * LAPACK dsytrd's T. (T itself is not compared entry by entry: its trailing
-                     * entries are not well-conditioned functions of A.) */
-                    double *la = malloc(sizeof *la * nn), *ld = malloc(sizeof *ld * n),
-                           *le = malloc(sizeof *le * (n + 1)), *tau = malloc(sizeof *tau * (n + 1)),
-                           *od = malloc(sizeof *od * n), *oe = malloc(sizeof *oe * (n + 1));
-                    memcpy(la, a, nn * sizeof *la);
-                    memcpy(od, dk, n * sizeof *od);
-                    if (n > 1)
-                        memcpy(oe, ek, (n - 1) * sizeof *oe);
-                    if (LAPACKE_dsytrd(LAPACK_COL_MAJOR, 'L', n, la, n, ld, le, tau) != 0 ||
-                        LAPACKE_dsterf(n, ld, le) != 0 || LAPACKE_dsterf(n, od, oe) != 0)
-                        fail_msg("LAPACK dsytrd / dsterf failed");
-                    double dev = 0;
-                    for (int i = 0; i < n; ++i)
-                        dev = fmax(dev, fabs(od[i] - ld[i]));
-                    const double devs = dev / (mat_norm_inf(n, a) * n * eps);
-                    if (!(recon < LIMIT) || !(orth < LIMIT) || !(devs < LIMIT))
-                        fail_msg("sytrd %s %s n=%d problem %zu: ||A - QTQ^T|| %.3g, ||Q^TQ - I|| "
-                                 "%.3g, eigenvalues of T vs LAPACK's %.3g (limit %g); kernel: %s",
-                                 variants[v].name, dbl ? "double" : "single", n, k, recon, orth,
-                                 devs, LIMIT, bcl_last_kernel(ctx));
-                    free(a);
-                    free(q);
-                    free(dk);
-                    free(ek);
-                    free(la);
-                    free(ld);
-                    free(le);
-                    free(tau);
-                    free(od);
-                    free(oe);
-                }
+                check_sytrd(ctx, variants[v].name, 0, n, batch, A, dbl);
                 free(A);
-                free(Ap);
-                free(Q);
-                free(d);
-                free(e);
             }
     bcl_destroy(ctx);
 }
@@ -354,14 +419,13 @@ static void test_stedc(void **state)
 
 /* ---- syevd: spectrum classes, every n up to the device's maximum ---- */
 
-static void check_syevd(bcl_context *ctx, spectrum sp, int n, int dbl, size_t batch)
+/* syevd on `batch` problems (A in double, rounded to the precision), with the context's
+ * parameters: info, ascending eigenvalues within LAPACK's bound of dsyevd's, ||A V - V L|| and
+ * ||V^T V - I|| scaled; `what` names the case */
+static void check_syevd_batch(bcl_context *ctx, const char *what, int n, int dbl, size_t batch,
+                              const double *A)
 {
     const size_t nn = (size_t)n * n, es = dbl ? 8 : 4;
-    double *A = malloc(sizeof *A * nn * batch);
-    mg_rng r;
-    mg_seed(&r, 131u * n + 17u * sp + dbl);
-    for (size_t k = 0; k < batch; ++k)
-        make_symmetric(sp, n, &r, A + k * nn);
     void *Ap = to_prec(A, nn * batch, dbl), *W = tu_alloc((size_t)n * batch, dbl),
          *V = tu_alloc(nn * batch, dbl);
     int *info = malloc(sizeof *info * batch);
@@ -389,19 +453,30 @@ static void check_syevd(bcl_context *ctx, spectrum sp, int n, int dbl, size_t ba
             !(orth < LIMIT))
             fail_msg("syevd %s %s n=%d problem %zu: info %d, eigenvalues vs LAPACK dsyevd %.3g, "
                      "||AV - VL|| %.3g, ||V^TV - I|| %.3g (limit %g), ascending %d; kernel: %s",
-                     spectrum_names[sp], dbl ? "double" : "single", n, k, info[k], devs, res, orth,
-                     LIMIT, ascending, bcl_last_kernel(ctx));
+                     what, dbl ? "double" : "single", n, k, info[k], devs, res, orth, LIMIT,
+                     ascending, bcl_last_kernel(ctx));
         free(a);
         free(w);
         free(v);
         free(la);
         free(lw);
     }
-    free(A);
     free(Ap);
     free(W);
     free(V);
     free(info);
+}
+
+static void check_syevd(bcl_context *ctx, spectrum sp, int n, int dbl, size_t batch)
+{
+    const size_t nn = (size_t)n * n;
+    double *A = malloc(sizeof *A * nn * batch);
+    mg_rng r;
+    mg_seed(&r, 131u * n + 17u * sp + dbl);
+    for (size_t k = 0; k < batch; ++k)
+        make_symmetric(sp, n, &r, A + k * nn);
+    check_syevd_batch(ctx, spectrum_names[sp], n, dbl, batch, A);
+    free(A);
 }
 
 static void test_syevd(void **state)
@@ -419,6 +494,82 @@ static void test_syevd(void **state)
             for (int s = 0; s < 9; ++s)
                 check_syevd(ctx, (spectrum)sp, sizes[s], dbl, 3);
     }
+    bcl_destroy(ctx);
+}
+
+/* ---- sytrd and syevd: columns tiny beside the matrix ---- */
+
+/* Blocks of 4 on the diagonal (the last one shorter), their types taken in turn from `kind`:
+ *  0: ordinary, entries uniform in [-1, 1);
+ *  1: diagonal entries 1 + i + u/4 (row i), the block's first column coupled at c 2^tiny;
+ *  2: as 1 with a zero first coupling (alpha = 0), the others at c 2^tiny and c 2^flush in turn;
+ *  3: as 1 with every coupling at c 2^flush;
+ * |c| in [1, 2), random signs. The squares of c 2^tiny are subnormal and those of c 2^flush
+ * underflow to zero, while the matrix's norm is ordinary, so that the reduction meets these
+ * columns as they are (no scaling of the whole matrix): a plain sum of squares loses the norm of
+ * such a column, and with it the reflector's orthogonality. */
+static void make_tiny_columns(int n, int kind, int tiny, int flush, mg_rng *r, double *A)
+{
+    memset(A, 0, sizeof *A * (size_t)n * n);
+    for (int b0 = 0, b = 0; b0 < n; b0 += 4, ++b) {
+        const int b1 = b0 + 4 < n ? b0 + 4 : n, type = (b + kind) % 4;
+        for (int j = b0; j < b1; ++j)
+            for (int i = j; i < b1; ++i) {
+                double x;
+                if (type == 0)
+                    x = 2 * mg_uniform(r) - 1;
+                else if (i == j)
+                    x = 1 + i + 0.25 * mg_uniform(r);
+                else if (j > b0 || (type == 2 && i == b0 + 1))
+                    x = 0;
+                else {
+                    const double c = (1 + mg_uniform(r)) * (mg_uniform(r) < 0.5 ? -1 : 1);
+                    x = ldexp(c, type == 3 || (type == 2 && i % 2 != b0 % 2) ? flush : tiny);
+                }
+                A[i + (size_t)j * n] = A[j + (size_t)i * n] = x;
+            }
+    }
+}
+
+/* Every mapping of sytrd (the table's, SIMD with and without vector lanes, the rows-in-registers
+ * kernel with one row and with several rows a work-item, and the local-memory kernel launched
+ * directly), then syevd through each, on batches that put such matrices beside ordinary ones (in
+ * the lanes of one vector too): couplings at 2^-530 and 2^-600 in double, 2^-70 and 2^-80 in
+ * single precision. */
+static void test_sytrd_tiny_columns(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    for (int dbl = 0; dbl < 2; ++dbl) {
+        const int tiny = dbl ? -530 : -70, flush = dbl ? -600 : -80, sizes[] = {4, 17};
+        for (int s = 0; s < 2; ++s) {
+            const int n = sizes[s];
+            const size_t batch = 5, nn = (size_t)n * n;
+            double *A = malloc(sizeof *A * nn * batch);
+            mg_rng r;
+            mg_seed(&r, 7u * n + dbl);
+            for (size_t k = 0; k < batch; ++k) /* kinds 1, 2, 3, 0, 1: n = 4 is one block */
+                make_tiny_columns(n, (int)(k + 1) % 4, tiny, flush, &r, A + k * nn);
+            char what[64];
+            for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
+                apply(ctx, &variants[v], dbl);
+                snprintf(what, sizeof what, "tiny columns, %s", variants[v].name);
+                check_sytrd(ctx, what, 0, n, batch, A, dbl);
+                check_syevd_batch(ctx, what, n, dbl, batch, A);
+            }
+            /* the rows-in-registers kernel with several rows a work-item (n = 17: 4 in single
+             * precision, 2 in double; its smallest count) */
+            bcl_params p = {0};
+            p.mapping = BCL_MAPPING_COLLABORATIVE;
+            p.work_items_per_problem = 8;
+            TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &p));
+            check_sytrd(ctx, "tiny columns, collaborative, 8 work-items", 0, n, batch, A, dbl);
+            check_syevd_batch(ctx, "tiny columns, collaborative, 8 work-items", n, dbl, batch, A);
+            check_sytrd(ctx, "tiny columns, local-memory kernel NT=4", 4, n, batch, A, dbl);
+            free(A);
+        }
+    }
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, NULL));
     bcl_destroy(ctx);
 }
 
@@ -1072,7 +1223,7 @@ static void test_chunked(void **state)
 int main(int argc, char **argv)
 {
     const char *group = argc > 1 ? argv[1] : "all";
-    const struct CMUnitTest sytrd[] = {cmocka_unit_test(test_sytrd)};
+    const struct CMUnitTest sytrd[] = {cmocka_unit_test(test_sytrd), cmocka_unit_test(test_sytrd_tiny_columns)};
     const struct CMUnitTest stedc[] = {cmocka_unit_test(test_stedc)};
     const struct CMUnitTest syevd[] = {cmocka_unit_test(test_syevd)};
     const struct CMUnitTest solve[] = {cmocka_unit_test(test_householder_pcr), cmocka_unit_test(test_eigen_solve),
