@@ -1702,10 +1702,12 @@ static void take_r_entry(__global const real *P, int ldp, int n, __global real *
         atomic_min(bad, first + r + 1);
 }
 
-/* entry e (< m^2) of Q = I (m x m, leading dimension ld) */
-static void identity_entry(__global real *Q, int ld, int m, int e)
+/* entry e (< m^2, which passes 2^31 from m = 46341: size_t) of Q = I (m x m, leading dimension
+ * ld) */
+static void identity_entry(__global real *Q, int ld, int m, size_t e)
 {
-    Q[(size_t)(e / m) * ld + e % m] = e / m == e % m ? 1 : 0;
+    const size_t c = e / (size_t)m, r = e % (size_t)m;
+    Q[c * (size_t)ld + r] = c == r ? 1 : 0;
 }
 
 __kernel void qr_take_r(__global const real *P, ulong offP, int ldp, int n, __global real *R,
@@ -1860,23 +1862,23 @@ __kernel void v_from_panel(__global const real *P, ulong offP, int ldp, int m, i
                            __global int *bad, ulong offBad, int first, __global real *Q,
                            ulong offQ, int ldq)
 {
-    const int e = (int)get_global_id(0);
+    const size_t e = get_global_id(0); /* m = 2n: m^2 and m n pass 2^31 before n does */
     P += offP;
-    if (e < m * n) {
-        const int r = e % m, c = e / m;
-        V[(size_t)c * ldv + r] = r > c ? P[(size_t)c * ldp + r] : r == c;
+    if (e < (size_t)m * (size_t)n) {
+        const size_t r = e % (size_t)m, c = e / (size_t)m;
+        V[c * (size_t)ldv + r] = r > c ? P[c * (size_t)ldp + r] : r == c;
     }
-    if (e < n * n)
-        take_r_entry(P, ldp, n, R + offR, bad + offBad, first, e);
-    if (e < m * m)
+    if (e < (size_t)n * (size_t)n)
+        take_r_entry(P, ldp, n, R + offR, bad + offBad, first, (int)e);
+    if (e < (size_t)m * (size_t)m)
         identity_entry(Q + offQ, ldq, m, e);
 }
 
 /* Q = I (m x m, leading dimension ld) */
 __kernel void set_identity(__global real *Q, ulong off, int ld, int m)
 {
-    const int e = (int)get_global_id(0);
-    if (e < m * m)
+    const size_t e = get_global_id(0);
+    if (e < (size_t)m * (size_t)m)
         identity_entry(Q + off, ld, m, e);
 }
 
