@@ -1,6 +1,7 @@
 /* LDL^T solve of batched symmetric positive definite systems: argument checks, choice of the
  * kernel variant, and the host-pointer / device-buffer entry points. Kernels: cl/ldlt.cl. */
 #include "internal.h"
+#include <limits.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +304,10 @@ static bcl_status check_sizes(const bcl_context *ctx, const char *fn, int n, int
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: n = %d must be >= 0", fn, n);
     if (nrhs < 0)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: nrhs = %d must be >= 0", fn, nrhs);
+    if ((size_t)n * (size_t)nrhs > INT_MAX) /* the kernels index a problem's B in 32 bits */
+        return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
+                        "%s: n * nrhs = %zu right-hand-side entries a problem exceed %d", fn,
+                        (size_t)n * (size_t)nrhs, INT_MAX);
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     const size_t per = (size_t)n * (size_t)(n > nrhs ? n : nrhs) * es;
     if (per && batch > (size_t)-1 / per)

@@ -51,6 +51,10 @@ static size_t sytrd_reg_local(int n, int nmax, int nt, int cols, int solve, size
 /* Columns of Z the back-transformation stages in local memory at a time (-DBACK_COLS) */
 #define BACK_COLS 16
 
+/* The kernels count problems in 32 bits (slot = group * problems a group + w, uint): 2^31 keeps
+ * the last group's slots below 2^32 too */
+#define SYM_MAX_BATCH ((size_t)1 << 31)
+
 static size_t stedc_local(int n, size_t es)
 {
     return ((size_t)n * n + 10 * (size_t)n + 4) * es + (12 * (size_t)n + 4) * sizeof(int);
@@ -866,10 +870,10 @@ static bcl_status syevd_cl(bcl_context *ctx, const char *fn, int dbl, int n, siz
         s = bcl_check_buffer(ctx, fn, 11, "info", info, offInfo, batch, sizeof(int));
     if (s == BCL_SUCCESS)
         s = check_eigen_size(ctx, fn, n, dbl);
-    if (s == BCL_SUCCESS && batch > UINT_MAX) /* the kernels count problems in 32 bits */
+    if (s == BCL_SUCCESS && batch > SYM_MAX_BATCH)
         s = bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
-                     "%s: batch = %zu exceeds %u problems per device-buffer call; split it", fn,
-                     batch, UINT_MAX);
+                     "%s: batch = %zu exceeds %zu problems per device-buffer call; split it", fn,
+                     batch, SYM_MAX_BATCH);
     sym_plans sp;
     bcl_steps_reset(ctx, 0);
     if (s == BCL_SUCCESS)
@@ -977,10 +981,10 @@ bcl_status bcl_symeig_sysv_cl(bcl_context *ctx, const char *fn, int dbl, bcl_met
     bcl_status s = check_eigen_size(ctx, fn, n, dbl);
     if (s != BCL_SUCCESS)
         return s;
-    if (batch > UINT_MAX) /* the kernels count problems in 32 bits */
+    if (batch > SYM_MAX_BATCH)
         return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
-                        "%s: batch = %zu exceeds %u problems per device-buffer call; split it", fn,
-                        batch, UINT_MAX);
+                        "%s: batch = %zu exceeds %zu problems per device-buffer call; split it", fn,
+                        batch, SYM_MAX_BATCH);
     if (layout == BCL_LAYOUT_INTERLEAVED && (offA || offB || offX || offInfo))
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
                         "%s: the interleaved layout takes offsets of 0 with this method", fn);

@@ -1,6 +1,7 @@
 /* Batched tridiagonal solves (gtsv, ptsv): argument checks, choice of the kernel variant, and the
  * host-pointer / device-buffer entry points. Kernels: cl/tridiag.cl. */
 #include "internal.h"
+#include <limits.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +262,10 @@ static bcl_status check_sizes(const bcl_context *ctx, const char *fn, int m, int
     if (nrhs < 0)
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT, "%s: argument 3 (nrhs = %d) must be >= 0", fn,
                         nrhs);
+    if ((size_t)m * (size_t)nrhs > INT_MAX) /* the kernels index a problem's B in 32 bits */
+        return bcl_fail(ctx, BCL_UNSUPPORTED_SIZE,
+                        "%s: m * nrhs = %zu right-hand-side entries a system exceed %d", fn,
+                        (size_t)m * (size_t)nrhs, INT_MAX);
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     const size_t per = (size_t)m * (size_t)(nrhs > 3 ? nrhs : 3) * es;
     if (per && batch > (size_t)-1 / per)

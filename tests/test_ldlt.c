@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -627,6 +628,9 @@ static void test_bad_arguments(void **state)
     BAD(BCL_INVALID_ARGUMENT, bcl_ssysv(ctx, BCL_LDLT, n, 1, batch, A, B, X, NULL));
     assert_non_null(strstr(bcl_last_error(ctx), "argument 9 (info)"));
     BAD(BCL_INVALID_ARGUMENT, bcl_ssysv(ctx, BCL_LDLT, n, 1, (size_t)-1 / 8, A, B, X, info));
+    /* right-hand sides past the kernels' 32-bit index of a problem's B (checked before any read) */
+    BAD(BCL_UNSUPPORTED_SIZE, bcl_ssysv(ctx, BCL_LDLT, n, INT_MAX / n + 1, 1, A, B, X, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "n * nrhs"));
     /* overlapping outputs */
     BAD(BCL_INVALID_ARGUMENT, bcl_ssysv(ctx, BCL_LDLT, n, 1, batch, A, B, A + 4, info));
     BAD(BCL_INVALID_ARGUMENT, bcl_ssysv(ctx, BCL_LDLT, n, 1, batch, A, B, B + 1, info));

@@ -6,6 +6,7 @@
 
 #include <lapacke.h>
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,6 +528,9 @@ static void test_bad_arguments(void **state)
     BAD(BCL_INVALID_ARGUMENT, bcl_sgtsv(ctx, m, 1, 2, dl, d, du, d + 1, info));
     BAD(BCL_INVALID_ARGUMENT, bcl_sgtsv(ctx, m, 1, 2, dl, d, du, B, (int *)(void *)(B + 3)));
     BAD(BCL_INVALID_ARGUMENT, bcl_sgtsv(ctx, m, 1, (size_t)-1 / 8, dl, d, du, B, info));
+    /* right-hand sides past the kernels' 32-bit index of a system's B (checked before any read) */
+    BAD(BCL_UNSUPPORTED_SIZE, bcl_sgtsv(ctx, m, INT_MAX / m + 1, 1, dl, d, du, B, info));
+    assert_non_null(strstr(bcl_last_error(ctx), "m * nrhs"));
     const int too_big = bcl_gtsv_max_m(ctx, 0) + 1;
     float *big = calloc((size_t)too_big, sizeof *big);
     BAD(BCL_UNSUPPORTED_SIZE, bcl_sgtsv(ctx, too_big, 1, 1, big, big, big, B, info));
