@@ -30,10 +30,10 @@
 #define BLUE_SBIG 0x1p-76f
 #endif
 
-/* A plain sum of squares (qr_panel_reg, pcyclic_small) is taken when it lies in [MIN, MAX]: no square overflowed,
- * the squares that underflowed (each below 2^-1022, or 2^-126 in float, even where flushed to
- * zero) change it by less than 2^-60 of itself for up to 4096 rows, and beta (alpha - beta) stays
- * a normal number; anywhere else Blue's sums decide */
+/* A plain sum of squares (qr_panel_reg, pcyclic_small) is taken when it lies in [MIN, MAX]: no
+ * square overflowed, the squares that underflowed (each below 2^-1022, or 2^-126 in float, even
+ * where flushed to zero) change it by less than 2^-60 of itself for up to 4096 rows, and
+ * beta (alpha - beta) stays a normal number; anywhere else Blue's sums decide */
 #ifdef BCL_DOUBLE
 #define PLAIN_SSQ_MIN 0x1p-950
 #define PLAIN_SSQ_MAX 0x1p1000

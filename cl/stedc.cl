@@ -454,27 +454,29 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
                 WL(s + l, s + rank) = (real)0;
             if (q < kk) {
                 __local const real *pl = pole + s;
+/* entry i of the eigenvector (D - lambda_q)^-1 z~, before normalization */
+#define LOEWNER_V(i) (ut[s + (i)] / ((pl[i] - pl[org[s + q]]) - tv[s + q]))
                 real norm = (real)0;
                 for (int i = 0; i < kk; ++i) {
-                    const real v = ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]);
+                    const real v = LOEWNER_V(i);
                     norm += v * v;
                 }
                 real inv = (real)1 / sqrt(norm);
                 if (!(norm >= SSQ_MIN && norm <= SSQ_MAX)) { /* squares near the thresholds */
                     real vmax = (real)0;
                     for (int i = 0; i < kk; ++i)
-                        vmax = fmax(vmax, fabs(ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q])));
+                        vmax = fmax(vmax, fabs(LOEWNER_V(i)));
                     const real down = (real)1 / vmax;
                     norm = (real)0;
                     for (int i = 0; i < kk; ++i) {
-                        const real v = ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]) * down;
+                        const real v = LOEWNER_V(i) * down;
                         norm += v * v;
                     }
                     inv = down / sqrt(norm);
                 }
                 for (int i = 0; i < kk; ++i)
-                    WL(ndx[s + i], s + rank) =
-                        ut[s + i] / ((pl[i] - pl[org[s + q]]) - tv[s + q]) * inv;
+                    WL(ndx[s + i], s + rank) = LOEWNER_V(i) * inv;
+#undef LOEWNER_V
             } else {
                 WL(dfl[s + q - kk], s + rank) = (real)1;
             }

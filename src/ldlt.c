@@ -1,8 +1,8 @@
 /* LDL^T solve of batched symmetric positive definite systems: argument checks, choice of the
  * kernel variant, and the host-pointer / device-buffer entry points. Kernels: cl/ldlt.cl. */
 #include "internal.h"
-#include <limits.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* Batched tridiagonal solves (gtsv, ptsv): argument checks, choice of the kernel variant, and the
  * host-pointer / device-buffer entry points. Kernels: cl/tridiag.cl. */
 #include "internal.h"
-#include <limits.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
