@@ -34,6 +34,15 @@
 #define SSQ_MIN 0x1p-80f
 #define SSQ_MAX 0x1p100f
 #endif
+/* a merge's block is rescaled to its own size only outside [BLOCK_PLAIN_MIN, BLOCK_PLAIN_MAX]:
+ * there pole gaps near eps * size have squares (f's derivative) far from underflow and overflow */
+#if defined(BCL_DOUBLE)
+#define BLOCK_PLAIN_MIN 0x1p-300
+#define BLOCK_PLAIN_MAX 0x1p300
+#else
+#define BLOCK_PLAIN_MIN 0x1p-20f
+#define BLOCK_PLAIN_MAX 0x1p20f
+#endif
 
 #define ZG(i, j) Z[offZ + BATCH_INDEX(prob, (uint)((j) * n + (i)), nn, stride)]
 #define SG(i, j) S[offS + BATCH_INDEX(prob, (uint)((j) * n + (i)), nn, stride)]
@@ -262,12 +271,15 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
              * f's terms) overflow */
             int ex = 0;
             const real bmax = fmax(dmax, rho);
-            if (bmax > (real)0 && isfinite(bmax))
+            const bool plain = bmax >= BLOCK_PLAIN_MIN && bmax <= BLOCK_PLAIN_MAX;
+            if (!plain && bmax > (real)0 && isfinite(bmax)) {
+                /* only where it matters: the scaling is serial work of one work-item per merge */
                 frexp(bmax, &ex);
-            for (int j = s; j < e; ++j)
-                dd[j] = ldexp(dd[j], -ex);
-            rho = ldexp(rho, -ex);
-            dmax = ldexp(dmax, -ex);
+                for (int j = s; j < e; ++j)
+                    dd[j] = ldexp(dd[j], -ex);
+                rho = ldexp(rho, -ex);
+                dmax = ldexp(dmax, -ex);
+            }
             vals[s] = (real)ex;
             for (int j = s; j < e; ++j) {
                 ut[j] = zl[j] / znorm; /* normalized z by column (ut is free until later) */
@@ -448,7 +460,7 @@ __kernel void stedc(__global const real *Din, ulong offDin, __global const real 
                     below += pole[s + org[s + i]] + tv[s + i] <= value;
                 rank = (q - kk) + below;
             }
-            vals[s + rank] = ldexp(value, bx); /* in T's units again */
+            vals[s + rank] = bx != 0 ? ldexp(value, bx) : value; /* in T's units again */
             /* each block has its own diagonal square of W: blocks of a level merge at once */
             for (int l = 0; l < k; ++l)
                 WL(s + l, s + rank) = (real)0;
