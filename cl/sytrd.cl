@@ -35,8 +35,11 @@
 #define PLAIN_SSQ_MAX 0x1p100f
 #endif
 #define PLAIN_SSQ_OK(sigma, tot) ((sigma) >= PLAIN_SSQ_MIN && (tot) <= PLAIN_SSQ_MAX)
-/* the last step (j = n-2) has no x and reflects nothing: its sigma = 0 needs no scaled pass (in
- * the register kernel that pass was serial work for the owner at every problem's last step) */
+/* whether step j takes the scaled pass: not at the last step (j = n-2), which has no x and
+ * reflects nothing (in the register kernel that pass was serial work for the owner at every
+ * problem's last step) */
+#define SCALED_PASS(j, sigma, alpha)                                                              \
+    ((j) + 2 < n && !PLAIN_SSQ_OK(sigma, (alpha) * (alpha) + (sigma)))
 /* whether any lane of a mask is set (the local-memory kernel's lanes) */
 #if VW == 1
 #define ANY_LANE(m) ((m) != 0)
@@ -133,7 +136,7 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
             realv nrm = sqrt(alpha * alpha + sigma), s = (realv)1;
             maskv refl = (maskv)(sigma != (realv)0);
             /* lanes outside the plain sum's range (PLAIN_SSQ_MIN): x scaled by s, the others by 1 */
-            const maskv scaled = (maskv)(j + 2 < n && !PLAIN_SSQ_OK(sigma, alpha * alpha + sigma));
+            const maskv scaled = (maskv)(SCALED_PASS(j, sigma, alpha));
             if (ANY_LANE(scaled)) {
                 realv xmax = (realv)0;
                 for (int i = j + 2; i < n; ++i)
@@ -373,7 +376,7 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
             const real sigma = SUM4(sq), dj = v[j], alpha = v[j + 1];                                  \
             real nrm = sqrt(alpha * alpha + sigma), s = (real)1;                                       \
             bool refl = sigma != (real)0;                                                              \
-            if (j + 2 < n && !PLAIN_SSQ_OK(sigma, alpha * alpha + sigma)) { /* scaled x (above) */    \
+            if (SCALED_PASS(j, sigma, alpha)) { /* x scaled by s (above) */                            \
                 real xmax = (real)0, ssq = (real)0;                                                    \
                 UNROLL                                                                                 \
                 for (int c = (RJ) * NT; c < NMAX; ++c)                                                 \
