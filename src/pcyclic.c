@@ -268,6 +268,8 @@ typedef struct {
     bcl_context *ctx;
     const char *fn;
     int n, p, N, dbl, jF;
+    int rv_group; /* R^-1's rows in groups of this many block rows (invert_row_groups); < 2:
+                   * one by one */
     size_t es, nn;
     int force_fail;
     /* the products by gemm.cl instead of clBLAST (the TRMM too, as a GEMM): on NVIDIA sm_80 or
@@ -764,20 +766,116 @@ static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose t
     return BCL_SUCCESS;
 }
 
+/* BATCHCL_TIMELINE: a named marker of what the main queue has done so far (nothing otherwise) */
+static bcl_status timeline_mark(bsofi *w, const char *name)
+{
+    if (!w->ctx->recording)
+        return BCL_SUCCESS;
+    cl_event ev = NULL;
+    const bcl_status s = queue_mark(w, &ev, name);
+    if (ev)
+        clReleaseEvent(ev);
+    return s;
+}
+
+/* block rows a group of invert_row_groups (BATCHCL_PCYCLIC_RV_GROUP; 0 or 1: the rows one by
+ * one). H200, N about 10^4: R^-1 at n = 256 (p = 39) 2.70 -> 2.35 ms in groups of 6 (4: 2.51),
+ * the whole inversion n = 128 / 192 / 256 3.1 / 3.0 / 1.8 % faster, n = 512 (p = 19) the same;
+ * at n = 256 groups of 3, 4 and 8 took 0.5-1.2 % longer than 6, 9 and 10 the same */
+#define RV_GROUP_DEFAULT 6
+/* the rows in groups: j_F = 0 (no column version) and two groups or more */
+static int row_groups_used(const bsofi *w)
+{
+    return w->jF == 0 && w->rv_group >= 2 && w->p - 1 >= 2 * w->rv_group;
+}
+
+/* BSTRI_RV's rows in groups (j_F = 0), after the multipliers Xt_i are in dS, the diagonal blocks
+ * and the last block column's terms in H. Row i is X_i,c = Xt_i X_i+1,c (c > i), so a group's rows
+ * lo .. h beyond its last column h are P X_h+1,c with P_i = Xt_i ... Xt_h = X_i,h (-R_h,h+1), taken
+ * from the group's own column h. The rows then take s - 1 steps within every group at once (one
+ * batched product for the groups' columns, one for the last block column), one batched product
+ * for the P's and one GEMM a group, bottom up, for the columns beyond it: about 2s + p/s launches
+ * one after the other instead of p - 1, their products s times taller, the same flops. The
+ * groups cover the bottom s * floor((p-1)/s) block rows; *rows_left becomes the count of rows
+ * above them, left to the row loop. P goes to dT's second block column (free until BSOI). */
+static bcl_status invert_row_groups(bsofi *w, cl_mem H, size_t offH, int *rows_left)
+{
+    const int n = w->n, p = w->p, sz = w->rv_group, ngroups = (p - 1) / sz;
+    const int top = p - 1 - ngroups * sz; /* rows above the groups */
+    const size_t nn = w->nn, N = (size_t)w->N, slot = (size_t)n * N;
+    const CLBlastTranspose no = CLBlastTransposeNo;
+    size_t *off = malloc(sizeof *off * 3 * (size_t)ngroups);
+    if (!off)
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
+    size_t *oa = off, *ob = off + ngroups, *oc = off + 2 * (size_t)ngroups;
+    bcl_status s = BCL_SUCCESS;
+    /* step t: row i = h - t of every group, its columns i+1 .. h (all zero until now), then its
+     * share of the last block column (the group's rows below it; the rows beyond come with P) */
+    for (int t = 1; t < sz && s == BCL_SUCCESS; ++t) {
+        for (int a = 0; a < ngroups; ++a) {
+            const int i = top + a * sz + sz - 1 - t;
+            oa[a] = (size_t)(p + i) * nn;
+            ob[a] = offH + block_at(w, i + 1, i + 1);
+            oc[a] = offH + block_at(w, i, i + 1);
+        }
+        s = gemm_batched(w, no, no, n, (size_t)t * n, n, (size_t)ngroups, 1.0, w->dS, oa, n, H,
+                         ob, N, 0.0, H, oc, N);
+        for (int a = 0; a < ngroups && s == BCL_SUCCESS; ++a) {
+            const int i = top + a * sz + sz - 1 - t;
+            ob[a] = offH + block_at(w, i + 1, p - 1);
+            oc[a] = offH + block_at(w, i, p - 1);
+        }
+        if (s == BCL_SUCCESS)
+            s = gemm_batched(w, no, no, n, n, n, (size_t)ngroups, 1.0, w->dS, oa, n, H, ob, N,
+                             1.0, H, oc, N);
+    }
+    if (s == BCL_SUCCESS)
+        s = timeline_mark(w, "R^-1 groups' own rows");
+    /* P of every group: X_lo:h,h (-R_h,h+1), stacked at the group's rows in dT's second column */
+    for (int a = 0; a < ngroups; ++a) {
+        const int lo = top + a * sz, h = lo + sz - 1;
+        oa[a] = offH + block_at(w, lo, h);
+        ob[a] = w->r_s + (size_t)h * nn;
+        oc[a] = slot + (size_t)lo * n;
+    }
+    if (s == BCL_SUCCESS)
+        s = gemm_batched(w, no, no, (size_t)sz * n, n, n, (size_t)ngroups, -1.0, H, oa, N, w->dR,
+                         ob, n, 0.0, w->dT, oc, N);
+    free(off);
+    if (s == BCL_SUCCESS)
+        s = timeline_mark(w, "R^-1 groups' P");
+    /* bottom up: the columns beyond each group from the (final) row after it */
+    for (int a = ngroups - 1; a >= 0 && s == BCL_SUCCESS; --a) {
+        const int lo = top + a * sz, h = lo + sz - 1;
+        s = gemm(w, no, no, (size_t)sz * n, (size_t)(p - 1 - h) * n, n, 1.0, w->dT,
+                 slot + (size_t)lo * n, N, H, offH + block_at(w, h + 1, h + 1), N, 1.0, H,
+                 offH + block_at(w, lo, h + 1), N);
+    }
+    if (s == BCL_SUCCESS)
+        s = timeline_mark(w, "R^-1 beyond the groups");
+    *rows_left = top;
+    return s;
+}
+
 /* Row version (BSTRI_RV) for the block columns from jF on: X_ii = R_ii^-1 (i >= jF); the last
  * block column's Y_i = -X_ii R_i,p-1 (one batched GEMM) times X_p-1,p-1 (one TRMM, or a GEMM with
  * gemm.cl); the row multipliers Xt_i = -X_ii R_i,i+1 (one batched GEMM); then block rows
- * p-2 .. 0: X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF). */
+ * p-2 .. 0: X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF), the bottom ones
+ * in groups where row_groups_used. */
 static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
 {
     const int n = w->n, p = w->p;
     const size_t nn = w->nn;
-    bcl_status s = BCL_SUCCESS;
+    bcl_status s = timeline_mark(w, "R^-1 start");
+    if (s != BCL_SUCCESS)
+        return s;
     if (w->dev_panels) /* all diagonal blocks at once; the temporary: dS's X~ blocks (after) */
         s = tri_inverse(w, w->jF, p - w->jF, H, offH, (size_t)p * nn);
     else
         for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i)
             s = invert_diagonal(w, i, H, offH);
+    if (s == BCL_SUCCESS)
+        s = timeline_mark(w, "R^-1 diagonal blocks");
     size_t *off = malloc(sizeof *off * 3 * (size_t)p);
     if (!off)
         return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
@@ -801,6 +899,8 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
                              offH + block_at(w, 0, p - 1), w->N)
                       : trmm_right_upper(w, (size_t)ny * n, n, H, offH + block_at(w, p - 1, p - 1),
                                          w->N, H, offH + block_at(w, 0, p - 1), w->N);
+    if (s == BCL_SUCCESS)
+        s = timeline_mark(w, "R^-1 last column's terms");
     for (int i = 0; i < nt; ++i) {
         oa[i] = offH + block_at(w, i, i);
         ob[i] = w->r_s + (size_t)i * nn;
@@ -810,12 +910,19 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
         s = gemm_batched(w, CLBlastTransposeNo, CLBlastTransposeNo, n, n, n, (size_t)nt, -1.0, H,
                          oa, w->N, w->dR, ob, n, 0.0, w->dS, oc, n);
     free(off);
-    for (int i = p - 2; i >= 0 && s == BCL_SUCCESS; --i) {
+    if (s == BCL_SUCCESS)
+        s = timeline_mark(w, "R^-1 multipliers");
+    int rows_left = p - 1; /* block rows 0 .. rows_left - 1 still by the row loop */
+    if (s == BCL_SUCCESS && row_groups_used(w))
+        s = invert_row_groups(w, H, offH, &rows_left);
+    for (int i = rows_left - 1; i >= 0 && s == BCL_SUCCESS; --i) {
         const int c0 = i + 1 > w->jF ? i + 1 : w->jF;
         s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, n, (size_t)(p - c0) * n, n, 1.0, w->dS,
                  (size_t)(p + i) * nn, n, H, offH + block_at(w, i + 1, c0), w->N, 1.0, H,
                  offH + block_at(w, i, c0), w->N);
     }
+    if (s == BCL_SUCCESS)
+        s = timeline_mark(w, "R^-1 rows");
     return s;
 }
 
@@ -2483,6 +2590,14 @@ static void append_qt_note(bsofi *w)
                                                         : "");
 }
 
+static void append_rows_note(bsofi *w)
+{
+    const size_t len = strlen(w->ctx->last_kernel);
+    if (row_groups_used(w))
+        snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
+                 "; R^-1's rows in groups of %d block rows", w->rv_group);
+}
+
 /* j_F and the plan line: method 1 from the model; method 3 inverts by rows unless told otherwise
  * (one queue: the column version would not overlap the factorization, and its GEMMs are
  * narrower) */
@@ -2490,10 +2605,13 @@ static void plan_columns(bsofi *w)
 {
     bcl_params prm;
     bcl_tuning_lookup(w->ctx, BCL_ROUTINE_PCYCLIC, w->dbl, w->n, &prm);
+    const char *group_env = getenv("BATCHCL_PCYCLIC_RV_GROUP");
+    w->rv_group = group_env && *group_env ? atoi(group_env) : RV_GROUP_DEFAULT;
     if (!w->dev_panels) {
         const struct bcl_pcyclic_model_in_use *u = model_for(w);
         w->jF = choose_jF(w, &u->m, prm.pcyclic_cv_columns);
         describe_plan(w, u);
+        append_rows_note(w);
         append_gemm_note(w);
         append_qt_note(w);
         return;
@@ -2529,6 +2647,7 @@ static void plan_columns(bsofi *w)
                                      : "= I - V T V^T by GEMMs")
                        : "from the block reflectors (qr_apply)",
              w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);
+    append_rows_note(w);
     append_gemm_note(w);
     append_qt_note(w);
 }

@@ -393,6 +393,23 @@ static void test_variants(void **state)
         check_batch(ctx, 0, 0, 0, 40, 6, 2, "device panels single");
         assert_non_null(strstr(bcl_last_kernel(ctx), "method 3"));
         assert_non_null(strstr(bcl_last_kernel(ctx), "in registers"));
+        /* R^-1's rows in groups: of 2 at p = 9 (four groups, no row above them) in a batch, of 3
+         * at p = 12 (three groups and two rows above them) on ill-conditioned blocks and in
+         * float; and one by one at p = 16 (groups of 6 by default there) */
+        setenv("BATCHCL_PCYCLIC_RV_GROUP", "2", 1);
+        check_batch(ctx, 1, 1, 0, 12, 9, 3, "R^-1 in groups of 2");
+        if (!strstr(bcl_last_kernel(ctx), "rows in groups of 2 block rows"))
+            fail_msg("expected groups of 2 in: %s", bcl_last_kernel(ctx));
+        setenv("BATCHCL_PCYCLIC_RV_GROUP", "3", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 12, 12, 1, "R^-1 in groups of 3");
+        check_batch(ctx, 0, 0, 0, 40, 12, 2, "R^-1 in groups of 3"); /* the kernels above */
+        if (!strstr(bcl_last_kernel(ctx), "rows in groups of 3 block rows"))
+            fail_msg("expected groups of 3 in: %s", bcl_last_kernel(ctx));
+        setenv("BATCHCL_PCYCLIC_RV_GROUP", "1", 1);
+        check_batch(ctx, 1, 0, 0, 12, 16, 1, "R^-1 row by row");
+        if (strstr(bcl_last_kernel(ctx), "rows in groups"))
+            fail_msg("expected no groups in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_RV_GROUP");
         /* the whole panel in one launch (qr_chain, NVIDIA's default in blocks of 16 and around
          * the panel by rows), forced on this device: n = 40 in blocks of 32 (two blocks, the second
          * of 8 columns, several groups to the first on a device of few compute units) with a
