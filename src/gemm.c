@@ -64,8 +64,8 @@ static const int tiles[3][2] = {{4, 2}, {2, 2}, {2, 1}};
  * local memory, took 10-15 % longer on the large shapes) */
 #define GEMM_SLICE 16
 
-/* The launch's shape: tile and the ranges of k when even the smallest tile leaves compute units
- * idle (at most 16 ranges): on the H100 the p-cyclic step's 256^3 products made 32 work-groups,
+/* The launch's shape: tile and the ranges of k when the tile leaves compute units idle (at most
+ * 16 ranges): on the H100 the p-cyclic step's 256^3 products made 32 work-groups,
  * whose chain of 16 slices cost about a global load's latency each (n = 256: 24.6 us a product on
  * average; 11.9 us in ranges, plus 6.0 us for the sums' launch). BATCHCL_GEMM_TILE (0-2) and
  * BATCHCL_GEMM_SPLITS (1-16) force the tile and the ranges (tests; the CPU device never splits on
@@ -73,7 +73,8 @@ static const int tiles[3][2] = {{4, 2}, {2, 2}, {2, 1}};
 typedef struct {
     int tile, splits, k_split;
 } gemm_plan;
-#define GEMM_TILE1_K 4096
+/* below this k every product takes 64 x 64 tiles (plan_for) */
+#define GEMM_MID_TILE_BELOW_K 4096
 
 /* the work-groups of one range of k (tiles of all products) */
 static size_t tiles_of(const gemm_plan *g, size_t m, size_t n, size_t count)
@@ -94,24 +95,24 @@ static gemm_plan plan_for(const bcl_context *ctx, size_t m, size_t n, size_t k, 
      * the H100 the second launch cost more than the 64^3 products' short chains) */
     const size_t by_k = k < 8 * GEMM_SLICE ? 1 : k / (2 * GEMM_SLICE);
     const size_t max_splits = by_k < 16 ? by_k : 16;
-    /* below k = GEMM_TILE1_K, 64 x 64 tiles (and ranges of k to fill the device) whatever the
-     * shape: on the H200 the p-cyclic inversion (N about 10^4, its products' k = n or 2n) took
-     * 1-4 % less time at n = 128-1024 so (n = 256 22.0 against 22.7-22.9 ms, Q^T 6.4 against
-     * 6.9) than with the choice below, which took 128 x 64 tiles wherever they made two
-     * work-groups a compute unit (the Q^T application's N x n x n products); 64 x 32 everywhere
-     * lost (n = 256 25.2 ms). At 4096^3 and 8192^3 128 x 64 stays (8192^3: 33.3 against 29.8
-     * TFLOP/s in 64 x 64) */
-    const int tile1 = forced < 0 && k < GEMM_TILE1_K;
+    /* below k = 4096, 64 x 64 tiles (and ranges of k to fill the device) whatever m and n: on
+     * the H200 the p-cyclic inversion (N about 10^4, its products' k = n or 2n, the largest
+     * 9216 x 2048 x 2048) took 1-4 % less time at n = 128-1024 so (n = 256 22.0 against 22.7-22.9
+     * ms, Q^T 6.4 against 6.9) than with the choice below, which took 128 x 64 tiles wherever they
+     * made two work-groups a compute unit (the Q^T application's N x n x n products); 64 x 32
+     * everywhere lost (n = 256 25.2 ms). At 4096^3 and 8192^3 128 x 64 stays (8192^3: 33.3
+     * against 29.8 TFLOP/s in 64 x 64; larger m x n at k just below 4096 was not measured) */
+    const int mid_tile = forced < 0 && k < GEMM_MID_TILE_BELOW_K;
     size_t groups = 0;
-    for (g.tile = forced >= 0 ? forced : tile1;; ++g.tile) {
+    for (g.tile = forced >= 0 ? forced : mid_tile ? 1 : 0;; ++g.tile) {
         groups = tiles_of(&g, m, n, count);
-        if (forced >= 0 || tile1 || g.tile == 2 || groups >= want)
+        if (forced >= 0 || mid_tile || g.tile == 2 || groups >= want)
             break;
     }
     /* where even the smallest tile needs ranges of k, the largest tile that fills the device in
      * ranges (H100, n = 512: the p-cyclic factorization took 27.3-27.4 ms with its products in
      * 128 x 64 tiles in more ranges, against 27.9-28.0 in the smallest tiles in fewer) */
-    for (int t = 0; forced < 0 && !tile1 && groups < want && t < g.tile; ++t) {
+    for (int t = 0; forced < 0 && !mid_tile && groups < want && t < g.tile; ++t) {
         const gemm_plan larger = {t, 1, (int)k};
         const size_t larger_groups = tiles_of(&larger, m, n, count);
         if (larger_groups * max_splits >= want) {

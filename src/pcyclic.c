@@ -786,23 +786,25 @@ static bcl_status timeline_mark(bsofi *w, const char *name)
 /* the rows in groups: j_F = 0 (no column version) and two groups or more */
 static int row_groups_used(const bsofi *w)
 {
-    return w->jF == 0 && w->rv_group >= 2 && w->p - 1 >= 2 * w->rv_group;
+    return w->jF == 0 && w->rv_group >= 2 && (w->p - 1) / 2 >= w->rv_group;
 }
 
-/* BSTRI_RV's rows in groups (j_F = 0), after the multipliers Xt_i are in dS, the diagonal blocks
- * and the last block column's terms in H. Row i is X_i,c = Xt_i X_i+1,c (c > i), so a group's rows
- * lo .. h beyond its last column h are P X_h+1,c with P_i = Xt_i ... Xt_h = X_i,h (-R_h,h+1), taken
- * from the group's own column h. The rows then take s - 1 steps within every group at once (one
- * batched product for the groups' columns, one for the last block column), one batched product
- * for the P's and one GEMM a group, bottom up, for the columns beyond it: about 2s + p/s launches
- * one after the other instead of p - 1, their products s times taller, the same flops. The
- * groups cover the bottom s * floor((p-1)/s) block rows; *rows_left becomes the count of rows
- * above them, left to the row loop. P goes to dT's second block column (free until BSOI). */
+/* BSTRI_RV's rows in groups of gs = w->rv_group (j_F = 0), after the multipliers Xt_i are in dS,
+ * the diagonal blocks and the last block column's terms in H. Row i is X_i,c = Xt_i X_i+1,c
+ * (c > i), so a group's rows lo .. h beyond its last column h are P X_h+1,c with
+ * P_i = Xt_i ... Xt_h = X_i,h (-R_h,h+1), taken from the group's own column h. The rows then take
+ * gs - 1 steps within every group at once (one batched product for the groups' columns, one for
+ * the last block column), one batched product for the P's and one GEMM a group, bottom up, for
+ * the columns beyond it: about 2 gs + p / gs launches one after the other instead of p - 1, their
+ * products gs times taller, for two n^3 products more a row (its P, its last column's term twice:
+ * about 4/p more than the rows one by one). The groups cover the bottom gs floor((p-1)/gs) block
+ * rows; *rows_left becomes the count of rows above them, left to the row loop. P goes to dT's
+ * second block column (free until BSOI). */
 static bcl_status invert_row_groups(bsofi *w, cl_mem H, size_t offH, int *rows_left)
 {
-    const int n = w->n, p = w->p, sz = w->rv_group, ngroups = (p - 1) / sz;
-    const int top = p - 1 - ngroups * sz; /* rows above the groups */
-    const size_t nn = w->nn, N = (size_t)w->N, slot = (size_t)n * N;
+    const int n = w->n, p = w->p, gs = w->rv_group, ngroups = (p - 1) / gs;
+    const int top = p - 1 - ngroups * gs; /* rows above the groups */
+    const size_t nn = w->nn, N = (size_t)w->N, p_col = (size_t)n * N; /* where the P's go */
     const CLBlastTranspose no = CLBlastTransposeNo;
     size_t *off = malloc(sizeof *off * 3 * (size_t)ngroups);
     if (!off)
@@ -811,9 +813,9 @@ static bcl_status invert_row_groups(bsofi *w, cl_mem H, size_t offH, int *rows_l
     bcl_status s = BCL_SUCCESS;
     /* step t: row i = h - t of every group, its columns i+1 .. h (all zero until now), then its
      * share of the last block column (the group's rows below it; the rows beyond come with P) */
-    for (int t = 1; t < sz && s == BCL_SUCCESS; ++t) {
+    for (int t = 1; t < gs && s == BCL_SUCCESS; ++t) {
         for (int a = 0; a < ngroups; ++a) {
-            const int i = top + a * sz + sz - 1 - t;
+            const int i = top + a * gs + gs - 1 - t;
             oa[a] = (size_t)(p + i) * nn;
             ob[a] = offH + block_at(w, i + 1, i + 1);
             oc[a] = offH + block_at(w, i, i + 1);
@@ -821,7 +823,7 @@ static bcl_status invert_row_groups(bsofi *w, cl_mem H, size_t offH, int *rows_l
         s = gemm_batched(w, no, no, n, (size_t)t * n, n, (size_t)ngroups, 1.0, w->dS, oa, n, H,
                          ob, N, 0.0, H, oc, N);
         for (int a = 0; a < ngroups && s == BCL_SUCCESS; ++a) {
-            const int i = top + a * sz + sz - 1 - t;
+            const int i = top + a * gs + gs - 1 - t;
             ob[a] = offH + block_at(w, i + 1, p - 1);
             oc[a] = offH + block_at(w, i, p - 1);
         }
@@ -833,22 +835,22 @@ static bcl_status invert_row_groups(bsofi *w, cl_mem H, size_t offH, int *rows_l
         s = timeline_mark(w, "R^-1 groups' own rows");
     /* P of every group: X_lo:h,h (-R_h,h+1), stacked at the group's rows in dT's second column */
     for (int a = 0; a < ngroups; ++a) {
-        const int lo = top + a * sz, h = lo + sz - 1;
+        const int lo = top + a * gs, h = lo + gs - 1;
         oa[a] = offH + block_at(w, lo, h);
         ob[a] = w->r_s + (size_t)h * nn;
-        oc[a] = slot + (size_t)lo * n;
+        oc[a] = p_col + (size_t)lo * n;
     }
     if (s == BCL_SUCCESS)
-        s = gemm_batched(w, no, no, (size_t)sz * n, n, n, (size_t)ngroups, -1.0, H, oa, N, w->dR,
+        s = gemm_batched(w, no, no, (size_t)gs * n, n, n, (size_t)ngroups, -1.0, H, oa, N, w->dR,
                          ob, n, 0.0, w->dT, oc, N);
     free(off);
     if (s == BCL_SUCCESS)
         s = timeline_mark(w, "R^-1 groups' P");
     /* bottom up: the columns beyond each group from the (final) row after it */
     for (int a = ngroups - 1; a >= 0 && s == BCL_SUCCESS; --a) {
-        const int lo = top + a * sz, h = lo + sz - 1;
-        s = gemm(w, no, no, (size_t)sz * n, (size_t)(p - 1 - h) * n, n, 1.0, w->dT,
-                 slot + (size_t)lo * n, N, H, offH + block_at(w, h + 1, h + 1), N, 1.0, H,
+        const int lo = top + a * gs, h = lo + gs - 1;
+        s = gemm(w, no, no, (size_t)gs * n, (size_t)(p - 1 - h) * n, n, 1.0, w->dT,
+                 p_col + (size_t)lo * n, N, H, offH + block_at(w, h + 1, h + 1), N, 1.0, H,
                  offH + block_at(w, lo, h + 1), N);
     }
     if (s == BCL_SUCCESS)

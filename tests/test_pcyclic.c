@@ -382,6 +382,13 @@ static void test_variants(void **state)
         check_batch(ctx, 1, 1, 0, 12, 9, 3, "clBLAST batch");
         check_batch(ctx, 0, 0, 0, 20, 6, 2, "clBLAST single");
         check_splits(ctx, 1, "clBLAST j_F");
+        /* host panels with j_F = 0: R^-1's rows in groups of 2 (three, one row above them) */
+        use_method(ctx, 1, -1);
+        setenv("BATCHCL_PCYCLIC_RV_GROUP", "2", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 10, 8, 1, "host panels, R^-1 in groups of 2");
+        if (!strstr(bcl_last_kernel(ctx), "rows in groups of 2 block rows"))
+            fail_msg("expected groups of 2 in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_RV_GROUP");
         /* the model's choice, stated */
         use_method(ctx, 1, 0);
         check_batch(ctx, 1, 0, 0, 10, 8, 1, "clBLAST model");
@@ -402,7 +409,7 @@ static void test_variants(void **state)
             fail_msg("expected groups of 2 in: %s", bcl_last_kernel(ctx));
         setenv("BATCHCL_PCYCLIC_RV_GROUP", "3", 1);
         check_batch(ctx, 1, 2, GRID_COND, 12, 12, 1, "R^-1 in groups of 3");
-        check_batch(ctx, 0, 0, 0, 40, 12, 2, "R^-1 in groups of 3"); /* the kernels above */
+        check_batch(ctx, 0, 0, 0, 40, 12, 2, "R^-1 in groups of 3"); /* float's n = 40 builds */
         if (!strstr(bcl_last_kernel(ctx), "rows in groups of 3 block rows"))
             fail_msg("expected groups of 3 in: %s", bcl_last_kernel(ctx));
         setenv("BATCHCL_PCYCLIC_RV_GROUP", "1", 1);
@@ -638,6 +645,12 @@ static void test_variants(void **state)
          * temporary); p = 2 with its temporary of two block columns */
         check_batch(ctx, 1, 0, 0, 17, 4, 1, "device panels, gemm.cl, even p");
         check_batch(ctx, 1, 0, 0, 17, 2, 1, "device panels, gemm.cl, p = 2");
+        /* R^-1's rows in groups of 3 (three, two rows above them): gemm.cl's strided batches */
+        setenv("BATCHCL_PCYCLIC_RV_GROUP", "3", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 17, 12, 1, "device panels, gemm.cl, R^-1 in groups");
+        if (!strstr(bcl_last_kernel(ctx), "rows in groups of 3 block rows"))
+            fail_msg("expected groups of 3 in: %s", bcl_last_kernel(ctx));
+        unsetenv("BATCHCL_PCYCLIC_RV_GROUP");
         /* n = 300: T's 64-wide pairs as batches of two products, then a pair whose right half
          * is narrower (44 columns) one product at a time */
         check_batch(ctx, 1, 0, 0, 300, 3, 1, "device panels, gemm.cl, T's pairs batched");
@@ -903,7 +916,8 @@ static int clear_hooks(void **state)
                                         "BATCHCL_PCYCLIC_KEEP", "BATCHCL_PCYCLIC_V_FROM_P",
                                         "BATCHCL_GEMM_MMA", "BATCHCL_PCYCLIC_TRI_LEAF",
                                         "BATCHCL_PCYCLIC_CHAIN", "BATCHCL_PCYCLIC_OVERLAP",
-                                        "BATCHCL_PCYCLIC_CHAIN_TCH", "BATCHCL_PCYCLIC_QT"};
+                                        "BATCHCL_PCYCLIC_CHAIN_TCH", "BATCHCL_PCYCLIC_QT",
+                                        "BATCHCL_PCYCLIC_RV_GROUP"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
