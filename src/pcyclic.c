@@ -1063,7 +1063,11 @@ static bcl_status dev_kernels(bsofi *w)
     w->q_gemm = qform && !strcmp(qform, "gemm")    ? 1
                 : qform && !strcmp(qform, "apply") ? 0
                                                    : w->n > 128;
-    char opt[384]; /* the panel program's options (about 220 characters at most) */
+    char opt[384]; /* the panel program's options (about 235 characters at most) */
+    /* CPUs (where method 3 runs when asked, as in the tests): loops over private arrays rolled.
+     * PoCL 3.1 compiled the unrolled register panels for minutes: test_pcyclic numerics took
+     * 14.9 min on an empty kernel cache, 5.2 rolled (2-core CI machine), with the same results */
+    const char *rolled = w->ctx->dev.is_gpu ? "" : " -DBCL_ROLLED";
     int v_from_p = 0; /* the register panels built with -DV_FROM_P */
     if (w->panel_rows) {
         /* NVIDIA: warp sums by the lanes' shuffles (inline PTX); without it, or when the build
@@ -1201,11 +1205,11 @@ static bcl_status dev_kernels(bsofi *w)
                      tri_nmax, w->tri_cols);
             /* the kernel's layout: rows a work-item (qr_panel_rows) or a lane (qr_panel_reg) */
             snprintf(opt, sizeof opt,
-                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DTD_WG=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s%s",
+                     "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DTD_WG=%d -DPANEL_WG=%d -DPANEL_%s=%d%s%s%s%s%s%s",
                      w->nb, QR_WG, QR_TB, TD_WG, w->panel_wg, by_rows ? "RPL" : "ROWS",
                      by_rows ? w->panel_rpl : w->panel_rows, v_from_p ? " -DV_FROM_P" : "",
                      w->panel_shuffle ? " -DBCL_PTX_SHUFFLE" : "", x_forced ? " -DPW_HOLD_X=0" : "",
-                     extra_opt, w->dbl ? " -DBCL_DOUBLE" : "");
+                     extra_opt, w->dbl ? " -DBCL_DOUBLE" : "", rolled);
             bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt,
                                           w->chain_cpg ? "qr_chain"
                                           : by_rows    ? "qr_panel_rows"
@@ -1235,8 +1239,8 @@ static bcl_status dev_kernels(bsofi *w)
     }
     for (int i = 0; i < 3 && !w->panel_rows; ++i) {
         w->panel_wg = panel_wgs[i];
-        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DTD_WG=%d -DPANEL_WG=%d%s",
-                 w->nb, QR_WG, QR_TB, TD_WG, w->panel_wg, w->dbl ? " -DBCL_DOUBLE" : "");
+        snprintf(opt, sizeof opt, "-DQR_NB=%d -DQR_WG=%d -DQR_TB=%d -DTD_WG=%d -DPANEL_WG=%d%s%s",
+                 w->nb, QR_WG, QR_TB, TD_WG, w->panel_wg, w->dbl ? " -DBCL_DOUBLE" : "", rolled);
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_panel", &w->k_panel);
         if (s != BCL_SUCCESS)
             return s;
