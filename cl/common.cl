@@ -30,8 +30,14 @@ typedef REAL_T real;
 /* Before a loop over a private array: unrolled, every index is a compile-time constant and GPUs
  * keep the array in registers. UNROLL_TUNED unrolls only with -DBCL_UNROLL, the tuning choice of
  * the kernels where it is one (ldlt, tridiag): CPU compilers keep arrays in memory either way and
- * compile rolled loops much faster. */
+ * compile rolled loops much faster. -DBCL_ROLLED leaves UNROLL's loops rolled too (the host's
+ * choice on CPUs for the register kernels of sytrd and of pcyclic's method 3, which PoCL 3.1
+ * compiled for minutes). */
+#ifdef BCL_ROLLED
+#define UNROLL
+#else
 #define UNROLL _Pragma("unroll")
+#endif
 #ifdef BCL_UNROLL
 #define UNROLL_TUNED _Pragma("unroll")
 #else

@@ -12,14 +12,6 @@
  * Barriers sit only in loops whose trip counts are the same for the whole work-group (PoCL).
  * Build options: -DNMAX (largest n), -DWG (work-items per group), -DBCL_DOUBLE. */
 
-/* -DBCL_ROLLED (the host's choice for method 3 on CPUs, dev_kernels): loops over private arrays
- * stay rolled, which PoCL compiles in a third of the time; GPUs need them unrolled to keep the
- * arrays in registers */
-#ifdef BCL_ROLLED
-#undef UNROLL
-#define UNROLL
-#endif
-
 /* ---- column norms and reflectors for both methods ---- */
 
 /* A column's norm by Blue's algorithm with LAPACK 3.10 dnrm2's constants: squares summed in three
