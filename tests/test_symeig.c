@@ -727,19 +727,14 @@ static void test_householder_pcr(void **state)
     bcl_context *ctx = tu_context();
     const int sizes[] = {1, 2, 3, 8, 13, 17, 32, 64};
     /* the device's table, then the collaborative mapping: its rows-in-registers kernel solves in
-     * one launch (Q^T b, PCR and Q z fused), 8 right-hand sides a launch (n = 13, and 17 in
-     * double: 11 of them); 8 work-items a matrix, so that n > 8 has several rows per work-item.
+     * one launch (Q^T b, PCR and Q z fused), 8 right-hand sides a launch (n = 13 and 17: 11 of
+     * them, two launches); 8 work-items a matrix, so that n > 8 has several rows per work-item.
      * Quick (the sanitizer pass): fewer sizes, each one a kernel compile per precision and
      * mapping. */
     for (int collab = 0; collab < 2; ++collab)
     for (int dbl = 0; dbl < 2; ++dbl)
         for (int si = 0; si < 8; ++si) {
-            /* 11 right-hand sides (two launches) at n = 13 and, in double, 17: in float, n = 17's
-             * two register kernels (NMAX = 32, 8 and 3 columns) took PoCL 2.8 minutes to compile
-             * (a cold CI run), for what n = 13 covers too */
-            const int n = sizes[si];
-            const int multi = n == 13 || (n == 17 && dbl);
-            const int nrhs = collab && multi ? 11 : 1 + si % 3;
+            const int n = sizes[si], nrhs = collab && (n == 13 || n == 17) ? 11 : 1 + si % 3;
             if (tu_quick() && !(n == 3 || n == 13 || (!collab && (n == 1 || n == 64))))
                 continue;
             const size_t batch = 5;
@@ -843,16 +838,15 @@ static void test_auto(void **state)
         for (int variant = 0; variant < 3; ++variant) {
             /* the table; chunks of 5 problems; the collaborative mapping (fused first pass, then
              * the compacted sytrd of the problems sent to divide and conquer) */
-            /* n = 13 (NMAX = 16) in the quick run and in float: PoCL took over two minutes for
-             * float's collaborative kernels at NMAX = 32 (n = 25), 12 s in double */
-            const int n = tu_quick() || !dbl ? 13 : 25, nrhs = 2, chunked = variant == 1;
+            /* quick: n = 13, whose kernels (NMAX = 16) compile faster under PoCL */
+            const int n = tu_quick() ? 13 : 25, nrhs = 2, chunked = variant == 1;
             const size_t batch = 16;
             bcl_params p = {0};
             if (chunked) {
                 p.chunk_problems = 5;
             } else {
                 p.mapping = BCL_MAPPING_COLLABORATIVE;
-                p.work_items_per_problem = 8; /* 4 rows a work-item (2 at n = 13) */
+                p.work_items_per_problem = 8; /* 4 rows a work-item (2 at the quick n = 13) */
             }
             TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, variant ? &p : NULL));
             solve_set s = make_solve_set(n, nrhs, batch, dbl);
