@@ -697,7 +697,14 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
  * trail_zero are read as zeros (the block column [0; A_k+1]). A trailing group holds CHAIN_TCH
  * chunks of CHAIN_CPG columns and applies each block to them chunk by chunk (its reflectors loaded
  * once), so that the launch has fewer groups than the device holds at once and kernels of another
- * queue find room beside it. */
+ * queue find room beside it.
+ * Several steps in one launch (BSOF on two queues): the tickets run on across the steps, step
+ * ticket / (groups a step) taking slot (slot0 + step) % nslots of P (slot_stride apart) and of T
+ * (tb_stride apart) and sync_stride counters of its own; the trailing groups write the rows of
+ * At_k+1 (rows n .. m-1 of their columns) into the next slot's top (next_top) and count
+ * themselves done, and a later step's panel groups wait for that count before they read their
+ * columns: the next step's chain starts while the groups of this one drain, with no launch
+ * between. A group still waits only for groups with earlier tickets: no deadlock. */
 #ifndef V_FROM_P
 #error "qr_chain reads the reflectors from the factored panel (-DV_FROM_P)"
 #endif
@@ -706,6 +713,8 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
 #define CHAIN_TCH 1 /* chunks of CHAIN_CPG columns a trailing group holds */
 #endif
 #define CH_COLS (CHAIN_CPG * CHAIN_TCH)
+#define CH_TDONE (1 + 2 * nblk)  /* a step's counter of trailing groups done */
+#define CH_CLOCK0 (2 + 2 * nblk) /* the clock's marks after the counters */
 #if CHAIN_TCH > 1
 #define CH_CHUNK_END barrier(CLK_LOCAL_MEM_FENCE); /* ch_tw read before the next chunk's */
 #else
@@ -730,11 +739,23 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
 #define CH_PASSES 1
 #define CH_CHUNK_IF(h) /* every group every chunk's barriers (a panel group's are all zeros) */
 #endif
+/* Roles a group takes one after the other (roles, a kernel argument): on NVIDIA a launch may
+ * have fewer groups than roles, each group taking the next ticket when done with one, so that
+ * the chain's waiting groups leave compute units to the second queue's kernels; a ticket past
+ * the launch's roles ends the group. Elsewhere one role a group (PoCL: no barrier in a loop whose
+ * trip count comes from local memory). */
+#ifdef BCL_PTX_SHUFFLE
+#define CH_ROLE_LOOP for (int role_ = 0; role_ < roles; ++role_)
+#define CH_ROLE_CHECK(past) if (past) break
+#else
+#define CH_ROLE_LOOP
+#define CH_ROLE_CHECK(past)
+#endif
 /* -DCHAIN_CLOCK (NVIDIA, developer tool, BATCHCL_PCYCLIC_CHAIN_CLOCK=1): work-item 0 of a block's
  * last ticket writes the low 32 bits of the global timer (ns) at the marks of its block into
- * sync[1 + 2 nblk + 8 b + mark] (0 its start, 1 block b - 1's flag seen, 2 the earlier blocks
+ * sync[2 + 2 nblk + 8 b + mark] (0 its start, 1 block b - 1's flag seen, 2 the earlier blocks
  * applied, 3 the block's groups written back, 4 its first column step done, 5 all steps, 7 T
- * written, 6 before the flag goes up); trailing group t < 256 its end at sync[1 + 10 nblk + t].
+ * written, 6 before the flag goes up); trailing group t < 256 its end at sync[2 + 10 nblk + t].
  * The host (chain_report) makes room for them after each step's counters and prints them. */
 #ifdef CHAIN_CLOCK
 static uint chain_now(void)
@@ -746,14 +767,14 @@ static uint chain_now(void)
 #define CH_MARK(cond, slot)                                                                       \
     do {                                                                                          \
         if ((cond) && lid == 0)                                                                   \
-            sync[1 + 2 * nblk + 8 * bm + (slot)] = (int)chain_now();                              \
+            sync[CH_CLOCK0 + 8 * bm + (slot)] = (int)chain_now();                                   \
     } while (0)
 /* before lead is set: the block's last ticket */
 #define CH_LEAD (!trail && (g % gpb == gpb - 1 || g == ngroups - 1))
 #define CH_TRAIL_MARK                                                                             \
     do {                                                                                          \
         if (trail && lid == 0 && g - ngroups < 256)                                               \
-            sync[1 + 10 * nblk + (g - ngroups)] = (int)chain_now();                               \
+            sync[CH_CLOCK0 + 8 * nblk + (g - ngroups)] = (int)chain_now();                               \
     } while (0)
 #else
 #define CH_MARK(cond, slot)
@@ -768,10 +789,30 @@ static uint chain_now(void)
     sync += offSync;                                                                               \
     const int nblk = (n + QR_NB - 1) / QR_NB, gpb = QR_NB / CHAIN_CPG;                             \
     const int ngroups = (n + CHAIN_CPG - 1) / CHAIN_CPG;                                           \
+    const int ntrail = (ntot - n + CH_COLS - 1) / CH_COLS; /* a step's trailing groups */         \
+    __global real *const P_base = P;                                                               \
+    __global int *const sync_base = sync;                                                          \
+    const ulong offT_base = offT0;                                                                 \
+    CH_ROLE_LOOP {                                                                                 \
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE); /* the role before done with local */    \
     if (lid == 0)                                                                                  \
-        ticket_l = atomic_inc(sync);                                                               \
+        ticket_l = atomic_inc(sync_base); /* the launch's tickets: its first step's counter */     \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                  \
-    const int g = ticket_l, trail = g >= ngroups; /* trail: a group of the trailing columns */   \
+    CH_ROLE_CHECK(ticket_l >= steps * (ngroups + ntrail));                                         \
+    const int step = ticket_l / (ngroups + ntrail), slot = (slot0 + step) % nslots;                \
+    const int g = ticket_l - step * (ngroups + ntrail), trail = g >= ngroups; /* trailing group */ \
+    sync = sync_base + (size_t)step * sync_stride;                                                 \
+    __global real *Pnext = P_base + (size_t)((slot + 1) % nslots) * slot_stride; /* At_k+1 */      \
+    P = P_base + (size_t)slot * slot_stride;                                                       \
+    offT0 = offT_base + (ulong)slot * tb_stride;                                                   \
+    if (lid == 0 && step > 0 && !trail) { /* the panel's top: the step before's trailing groups */ \
+        volatile __global const int *done = sync - sync_stride + CH_TDONE;                         \
+        while (*done < ntrail)                                                                     \
+            ;                                                                                      \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+    }                                                                                              \
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                           \
+    volatile __global const real *Pcol = P; /* written in this launch, maybe */                    \
     const int c0 = trail ? n + (g - ngroups) * CH_COLS : g * CHAIN_CPG;                            \
     const int bm = trail ? nblk : c0 / QR_NB, cend = trail ? ntot : n;                             \
     const int rz = trail ? trail_zero : 0, nch = trail ? CHAIN_TCH : 1;                            \
@@ -784,7 +825,7 @@ static uint chain_now(void)
         UNROLL                                                                                     \
         for (int c = 0; c < CH_COLS; ++c)                                                          \
             ch_c[i][c] = r < m && r >= rz && c < ncol && c0 + c < cend                             \
-                             ? P[(size_t)(c0 + c) * ldp + r]                                       \
+                             ? Pcol[(size_t)(c0 + c) * ldp + r]                                    \
                              : 0;                                                                  \
     }                                                                                              \
     for (int b = 0; b < CH_BLOCKS; ++b) {                                                          \
@@ -861,12 +902,20 @@ static uint chain_now(void)
             const int r = lid + PANEL_WG * i;                                                      \
             UNROLL                                                                                 \
             for (int c = 0; c < CH_COLS; ++c)                                                      \
-                if (r < m && c < ncol && c0 + c < cend)                                            \
-                    P[(size_t)(c0 + c) * ldp + r] = ch_c[i][c];                                    \
+                if (r < m && c < ncol && c0 + c < cend) {                                          \
+                    if (trail && next_top && r >= n)                                               \
+                        Pnext[(size_t)(c0 + c - n) * ldp + r - n] = ch_c[i][c];                    \
+                    else                                                                           \
+                        P[(size_t)(c0 + c) * ldp + r] = ch_c[i][c];                                \
+                }                                                                                  \
         }                                                                                          \
     }                                                                                              \
     barrier(CLK_GLOBAL_MEM_FENCE); /* outside the branch: PoCL wants no barrier under an if */     \
     CH_TRAIL_MARK;                                                                                 \
+    if (trail && lid == 0) {                                                                       \
+        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+        atomic_inc(sync + CH_TDONE);                                                               \
+    }                                                                                              \
     if (bm > 0 && !trail && lid == 0) {                                                            \
         mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
         atomic_inc(sync + 1 + bm);                                                                 \
@@ -893,6 +942,7 @@ static uint chain_now(void)
     if (lid == 0 && lead) {                                                                        \
         mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
         atomic_xchg(sync + 1 + nblk + bm, 1);                                                      \
+    }                                                                                              \
     }                                                                                              \
     }
 #endif
@@ -987,7 +1037,9 @@ static uint chain_now(void)
 #ifdef CHAIN_CPG
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_chain(__global real *P, ulong offP, int ldp, int m, int n, __global real *T, ulong offT0,
-              __global int *sync, ulong offSync, int ntot, int trail_zero)
+              __global int *sync, ulong offSync, int ntot, int trail_zero, int slot0, int nslots,
+              ulong slot_stride, ulong tb_stride, int sync_stride, int next_top, int steps,
+              int roles)
 #else
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,
@@ -1260,7 +1312,9 @@ void qr_panel_reg(__global real *P, ulong offP, int ldp, int m, int j0, int nbk,
 #ifdef CHAIN_CPG
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_chain(__global real *P, ulong offP, int ldp, int m, int n, __global real *T, ulong offT0,
-              __global int *sync, ulong offSync, int ntot, int trail_zero)
+              __global int *sync, ulong offSync, int ntot, int trail_zero, int slot0, int nslots,
+              ulong slot_stride, ulong tb_stride, int sync_stride, int next_top, int steps,
+              int roles)
 #else
 __kernel __attribute__((reqd_work_group_size(PANEL_WG, 1, 1)))
 void qr_panel_rows(__global real *P, ulong offP, int ldp, int m, int j0, int nbk, __global real *V,

@@ -259,6 +259,24 @@ static const char *clblast_status_name(CLBlastStatusCode s)
     return (int)s > -1000 ? bcl_cl_error_name((cl_int)s) : "a clBLAST argument error";
 }
 
+#define MAX_CHAIN_STEPS 8 /* steps of BSOF in one qr_chain launch, at most */
+#define MAX_SLOTS (2 * MAX_CHAIN_STEPS + 1)
+#define CHAIN_TAIL_DEFAULT 2
+/* Where BSOF runs on two queues up to this n (NVIDIA: the shuffle build, whose qr_chain loops
+ * over roles), qr_chain launches CHAIN_GROUPS_DEFAULT groups that take the roles in turn, so that
+ * its waiting groups leave compute units to the second queue, and CHAIN_STEPS_DEFAULT steps a
+ * launch; elsewhere a group a role and a step a launch. H200, bench pcyclic --order 10000, ms
+ * (steps a launch S, groups G; G = 0: a group a role):
+ *   n = 192 / 256 / 512: one step a launch before (two slots, At_k+1 copied on the main queue)
+ *   20.44 / 22.03 / 35.26, S = 1 G = 0 20.43 / 22.33 / 35.29, S = 1 G = 96 20.53 / 21.73 /
+ *   37.75, S = 3 G = 96 20.23 / 21.71 / 37.55, S = 3 G = 120 20.41 / 21.92 / 36.23, S = 3 G = 64
+ *   21.56 / 24.41 / 39.27; S = 3 with a group a role 22.31 / 24.10 / 37.29 (the next steps'
+ *   waiting groups took every compute unit the second queue's kernels would have had: 280 us
+ *   between launches of three steps, against 25 between launches of one). */
+#define CHAIN_GROUPS_NMAX 256
+#define CHAIN_GROUPS_DEFAULT 96
+#define CHAIN_STEPS_DEFAULT 3
+
 /* Everything one problem needs on the host and the device; the host arrays are double.
  * Only the chain of panels is on the host (the critical path): each step's QR in compact WY form
  * (Q = I - V T V^T) and the next diagonal block At_k+1 = A_k+1 - V2 T^T V2^T A_k+1. The rest of
@@ -304,19 +322,23 @@ typedef struct {
      * the critical path, each step's qr_chain with [0; A_k+1] as trailing columns (At_k+1 and
      * R_k,k+1 come out of it), while the second queue (q2) forms Q^(k), R_kk and the last block
      * column's chain from the step's panel. The panel (2n x 2n with its trailing block column)
-     * and its block T's alternate between two slots: buffers dPs[s] (dP: the one in use; one
-     * buffer each, since copies between two rectangles of one buffer were refused as overlapping
-     * by PoCL where they did not) and dTb from tb_off; slot_free[s] marks the second queue done
-     * with slot s */
+     * and its block T's take turns in nslots slots of dP (slot_stride apart; slot: the one in use)
+     * and of dTb (tb_slot apart); slot_free[s] marks the second queue done with slot s
+     * and its next step staged there. A launch of qr_chain takes chain_steps steps (the tickets
+     * run on across them) and writes At_k+1 into the next step's slot, so 2 chain_steps + 1
+     * slots; the chain_tail steps before the last pair go one a launch (the second queue catches
+     * up before the last pair, which needs its Rt) */
     int overlap;
+    int nslots, slot, chain_steps, chain_tail;
+    int chain_groups; /* groups a qr_chain launch, taking roles in turn (0: one a role) */
+    size_t slot_stride;
     /* the Q^T application by halves (apply_qt_halves): 0 pairs (apply_qt), 1 halves on the main
      * queue, 2 the right halves on q2 */
     int qt_halves;
     cl_command_queue q2; /* the context's second queue (NULL: none), where w->overlap or
                           * qt_halves = 2 put work */
-    cl_mem dPs[2];
-    size_t tb_off, tb_slot;
-    cl_event slot_free[2];
+    size_t tb_slot;
+    cl_event slot_free[MAX_SLOTS];
     cl_mem dP;   /* method 3: the panel [At_k; B_k] (2n x n, leading dimension 2n) */
     cl_mem dV;   /* its reflectors, explicit (2n x n) */
     int nb;      /* method 3: block width of the device QR */
@@ -344,7 +366,7 @@ typedef struct {
     cl_event arena_done[2];
 } bsofi;
 
-/* The workspace's device buffers (about 12 N n + 20 n^2 values with the device panels, 11 N n
+/* The workspace's device buffers (about 12 N n + 40 n^2 values with the device panels, 11 N n
  * with the host's), kept in the context between calls until bcl_destroy
  * (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and releasing them in every
  * call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. Reusing them is safe because
@@ -352,7 +374,7 @@ typedef struct {
  * the main queue's and the other way round, and its GEMMs have temporaries of their own (TMP2,
  * WORK2). */
 enum {
-    WS_T, WS_Q, WS_S, WS_R, WS_P, WS_P2, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP,
+    WS_T, WS_Q, WS_S, WS_R, WS_P, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP,
     WS_GEMM_WORK, WS_GEMM_TMP2, WS_GEMM_WORK2, WS_COUNT
 };
 _Static_assert(WS_COUNT == BCL_PCYCLIC_WS_SLOTS, "the context's p-cyclic workspace slots");
@@ -1175,6 +1197,19 @@ static bcl_status dev_kernels(bsofi *w)
         const char *overlap_env = getenv("BATCHCL_PCYCLIC_OVERLAP");
         w->overlap = w->chain_cpg && v_from_p && w->q_gemm && w->ctx->nqueues > 1 &&
                      (overlap_env ? !strcmp(overlap_env, "1") : nvidia && w->n <= OVERLAP_NMAX);
+        /* BATCHCL_PCYCLIC_CHAIN_STEPS (1 .. MAX_CHAIN_STEPS) steps a launch, and
+         * BATCHCL_PCYCLIC_CHAIN_TAIL single steps before the last pair */
+        const char *steps_env = getenv("BATCHCL_PCYCLIC_CHAIN_STEPS");
+        const char *tail_env = getenv("BATCHCL_PCYCLIC_CHAIN_TAIL");
+        const int csteps = steps_env ? atoi(steps_env) : 0, ctail = tail_env ? atoi(tail_env) : -1;
+        const char *groups_env = getenv("BATCHCL_PCYCLIC_CHAIN_GROUPS");
+        w->chain_groups = groups_env                                ? atoi(groups_env)
+                          : w->overlap && w->n <= CHAIN_GROUPS_NMAX ? CHAIN_GROUPS_DEFAULT
+                                                                    : 0;
+        w->chain_steps = csteps >= 1 && csteps <= MAX_CHAIN_STEPS ? csteps
+                         : w->chain_groups > 0                    ? CHAIN_STEPS_DEFAULT
+                                                                  : 1;
+        w->chain_tail = ctail >= 0 ? ctail : CHAIN_TAIL_DEFAULT;
         const char *tch_env = getenv("BATCHCL_PCYCLIC_CHAIN_TCH");
         const int tch = tch_env ? atoi(tch_env) : 0;
         w->chain_tch = !w->overlap              ? 1
@@ -1188,7 +1223,7 @@ static bcl_status dev_kernels(bsofi *w)
         for (;;) {
             /* the clock needs the shuffle build's PTX: set again after a fallback without it */
             w->chain_clock = w->chain_cpg && w->panel_shuffle && clock_env && !strcmp(clock_env, "1");
-            w->chain_slot = 1 + 2 * ((w->n + w->nb - 1) / w->nb);
+            w->chain_slot = 2 + 2 * ((w->n + w->nb - 1) / w->nb);
             if (w->chain_clock)
                 w->chain_slot += 8 * ((w->n + w->nb - 1) / w->nb) + 256;
             extra_opt[0] = '\0';
@@ -1375,14 +1410,14 @@ static cl_mem applied_reflectors(const bsofi *w, int m, int ldp, int *ldv)
 static bcl_status dev_qr_take(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t offQ, int ldq)
 {
     const cl_int cld = ldp, cn = w->n, first = k * w->n;
-    const cl_ulong zero = 0, offR = (cl_ulong)k * w->nn;
+    const cl_ulong zero = 0, offR = (cl_ulong)k * w->nn, offP = (cl_ulong)w->slot * w->slot_stride;
     cl_int err = CL_SUCCESS;
     if (w->k_vcopy) { /* V for the GEMMs forming Q^(k), R, and Q = I, in one launch */
         cl_kernel kv = w->k_vcopy->kernel;
         const cl_int cm = m, cldq = ldq;
         const cl_ulong oq = offQ;
         SET_ARG(kv, 0, w->dP);
-        SET_ARG(kv, 1, zero);
+        SET_ARG(kv, 1, offP);
         SET_ARG(kv, 2, cld);
         SET_ARG(kv, 3, cm);
         SET_ARG(kv, 4, cn);
@@ -1401,7 +1436,7 @@ static bcl_status dev_qr_take(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t 
     }
     cl_kernel kt = w->k_take_r->kernel;
     SET_ARG(kt, 0, w->dP);
-    SET_ARG(kt, 1, zero);
+    SET_ARG(kt, 1, offP);
     SET_ARG(kt, 2, cld);
     SET_ARG(kt, 3, cn);
     SET_ARG(kt, 4, w->dRkk);
@@ -1434,7 +1469,7 @@ static void chain_report(bsofi *w)
         double mark[64][8] = {{0}}, trail_end = 0;
         const int nb = nblk < 64 ? nblk : 64, steps = p - 3;
         for (int k = 1; k <= steps; ++k) {
-            const cl_int *st = buf + 1 + (size_t)k * w->chain_slot + 1 + 2 * nblk;
+            const cl_int *st = buf + 1 + (size_t)k * w->chain_slot + 2 + 2 * nblk;
             const uint32_t base = (uint32_t)st[0];
             for (int b = 0; b < nb; ++b)
                 for (int m = 0; m < 8; ++m)
@@ -1463,14 +1498,18 @@ static void chain_report(bsofi *w)
     free(buf);
 }
 
-/* qr_chain on the panel in use (w->dP: m rows, leading dimension ldp; step k's counters): its n
- * columns factored, columns n .. ntot-1 after them only applied to (rows below trail_zero read
- * as zeros) */
-static bcl_status launch_chain(bsofi *w, int m, int ldp, int k, int ntot, int trail_zero)
+/* qr_chain on the panel in use (slot w->slot of w->dP: m rows, leading dimension ldp; step k's
+ * counters): its n columns factored, columns n .. ntot-1 after them only applied to (rows below
+ * trail_zero read as zeros); with steps > 1 steps k .. k + steps - 1, each in the next slot, in
+ * one launch. On two queues the trailing columns' rows n .. m-1 (At_k+1) go into the next slot's
+ * top. */
+static bcl_status launch_chain(bsofi *w, int m, int ldp, int k, int steps, int ntot, int trail_zero)
 {
     cl_kernel kc = w->k_panel->kernel;
     const cl_int cm = m, cn = w->n, cld = ldp, cnt = ntot, ctz = trail_zero;
-    const cl_ulong zero = 0, ot = w->tb_off, offSync = 1 + (cl_ulong)k * w->chain_slot;
+    const cl_int slot0 = w->slot, nslots = w->nslots, sstride = w->chain_slot, next = w->overlap;
+    const cl_ulong zero = 0, offSync = 1 + (cl_ulong)k * w->chain_slot;
+    const cl_ulong ot = 0, pstride = w->slot_stride, tstride = w->tb_slot; /* slot0 picks both */
     cl_int err = CL_SUCCESS;
     SET_ARG(kc, 0, w->dP);
     SET_ARG(kc, 1, zero);
@@ -1483,9 +1522,24 @@ static bcl_status launch_chain(bsofi *w, int m, int ldp, int k, int ntot, int tr
     SET_ARG(kc, 8, offSync);
     SET_ARG(kc, 9, cnt);
     SET_ARG(kc, 10, ctz);
+    SET_ARG(kc, 11, slot0);
+    SET_ARG(kc, 12, nslots);
+    SET_ARG(kc, 13, pstride);
+    SET_ARG(kc, 14, tstride);
+    SET_ARG(kc, 15, sstride);
     const size_t cpg = (size_t)w->chain_cpg, tcols = cpg * (size_t)w->chain_tch;
-    const size_t groups = ((size_t)w->n + cpg - 1) / cpg /* the panel's, then the trailing ones */
-                          + ((size_t)(ntot - w->n) + tcols - 1) / tcols;
+    const size_t per_step = ((size_t)w->n + cpg - 1) / cpg /* the panel's, then the trailing ones */
+                            + ((size_t)(ntot - w->n) + tcols - 1) / tcols;
+    const size_t total = per_step * (size_t)steps;
+    /* fewer groups than roles (each taking roles until none is left) only in the shuffle build,
+     * whose kernel loops over roles */
+    const size_t groups = w->panel_shuffle && w->chain_groups > 0 && (size_t)w->chain_groups < total
+                              ? (size_t)w->chain_groups
+                              : total;
+    const cl_int csteps = steps, roles = (cl_int)((total + groups - 1) / groups);
+    SET_ARG(kc, 16, next);
+    SET_ARG(kc, 17, csteps);
+    SET_ARG(kc, 18, roles);
     return run_kernel(w, w->k_panel, err, groups * 256, 256, "launching qr_chain");
 }
 
@@ -1506,7 +1560,7 @@ static bcl_status dev_qr(bsofi *w, int m, int ldp, int k, cl_mem Q, size_t offQ,
     int ldv;
     cl_mem Vsrc = applied_reflectors(w, m, ldp, &ldv);
     if (w->chain_cpg && s == BCL_SUCCESS) /* every block in one launch, step k's counters */
-        s = launch_chain(w, m, ldp, k, n, 0);
+        s = launch_chain(w, m, ldp, k, 1, n, 0);
     for (int j0 = 0; j0 < n && s == BCL_SUCCESS && !w->chain_cpg; j0 += w->nb) {
         cl_kernel kp = w->k_panel->kernel;
         const cl_int cm = m, cj0 = j0, nbk = n - j0 < w->nb ? n - j0 : w->nb, cld = ldp;
@@ -1548,7 +1602,7 @@ static bcl_status dev_form_t(bsofi *w, int m)
     if (s != BCL_SUCCESS)
         return s;
     cl_kernel k = w->k_tdiag->kernel;
-    const cl_ulong os = w->r_w, ot = w->r_tm, otb = w->tb_off;
+    const cl_ulong os = w->r_w, ot = w->r_tm, otb = (cl_ulong)w->slot * w->tb_slot;
     const cl_int cn = w->n;
     cl_int err = CL_SUCCESS;
     SET_ARG(k, 0, R);
@@ -1843,93 +1897,94 @@ static bcl_status apply_q_transpose(bsofi *w, cl_mem H, size_t offH)
 }
 
 /* What step j < p-1 on two queues reads besides At_j: B_j below the panel's top and A_j+1 below the
- * trailing column's, in panel slot j & 1, on w->q (the second queue stages them two steps ahead,
- * off the main queue's chain of steps) */
+ * trailing column's, in slot j % nslots, on w->q (the second queue stages them nslots steps
+ * ahead, off the main queue's chain of steps) */
 static bcl_status stage_step(bsofi *w, int j, cl_mem A, size_t offA, cl_mem B, size_t offB)
 {
-    const size_t n = (size_t)w->n, nn = w->nn;
+    const size_t n = (size_t)w->n, nn = w->nn, at = (size_t)(j % w->nslots) * w->slot_stride;
     if (j + 1 >= w->p)
         return BCL_SUCCESS;
-    bcl_status st = copy_rect(w, B, offB + (size_t)j * nn, n, w->dPs[j & 1], n, 2 * n, n, n);
+    bcl_status st = copy_rect(w, B, offB + (size_t)j * nn, n, w->dP, at + n, 2 * n, n, n);
     if (st == BCL_SUCCESS)
-        st = copy_rect(w, A, offA + (size_t)(j + 1) * nn, n, w->dPs[j & 1], 2 * nn + n, 2 * n, n,
-                       n);
+        st = copy_rect(w, A, offA + (size_t)(j + 1) * nn, n, w->dP, at + 2 * nn + n, 2 * n, n, n);
     return st;
 }
 
-/* Step k < p-1 on two queues (w->overlap). Panel slot k & 1 holds [At_k; B_k] and the trailing
- * block column [0; A_k+1] ([Rt_k; A_p-1] at the last pair, Rt_k copied in here). The main queue:
- * one qr_chain that factors the panel and applies Q^(k)^T to the trailing column (R_k,k+1 above
- * At_k+1), and At_k+1 copied into the other slot's top, the next panel, once the second queue is
- * done with that slot. The second queue, after the chain: V, R_kk and Q = I (v_from_panel),
- * Q^(k) by GEMMs, R_k,k+1 copied out, R_k,p-1 and Rt_k+1, the column version's block column k
- * where j_F asks for it, and step k+2's blocks staged into the slot. What each queue leaves is
- * the same as factor_step_dev's (the products in another order). On the H200, bench pcyclic
- * --order 10000, against one queue in one run, two rounds: n = 192 22.9 / 22.9 ms against
+/* Steps k0 .. k0 + steps - 1 (< p-1) on two queues (w->overlap). Step k's slot (k % nslots)
+ * holds the panel [At_k; B_k] and the trailing block column [0; A_k+1] ([Rt_k; A_p-1] at the last
+ * pair, Rt_k copied in here; the last pair is a launch of its own). The main queue: one qr_chain
+ * launch that factors the steps' panels one after the other and applies each Q^(k)^T to its
+ * trailing column (R_k,k+1 above At_k+1, which goes into the next slot's top, the next panel),
+ * once the second queue is done with every slot the launch writes. The second queue, after the
+ * launch, step by step: V, R_kk and Q = I (v_from_panel), Q^(k) by GEMMs, R_k,k+1 copied out,
+ * R_k,p-1 and Rt_k+1, the column version's block column k where j_F asks for it, and step
+ * k + nslots's blocks staged into the slot. What each queue leaves is the same as
+ * factor_step_dev's (the products in another order). On the H200, bench pcyclic --order 10000,
+ * one step a launch against one queue in one run, two rounds: n = 192 22.9 / 22.9 ms against
  * 26.6 / 26.6, 256 23.7 / 23.7 against 26.6 / 26.6, 384 33.3 / 33.3 against 36.0 / 36.0, 512
  * 36.7 / 36.8 against 37.5 / 37.4, but 1024 63.0 / 63.0 against 55.5 / 55.5 (the second queue's
  * GEMMs hold the compute units the chain waits for). */
-static bcl_status factor_step_overlap(bsofi *w, int k, cl_mem A, size_t offA, cl_mem B,
-                                      size_t offB, cl_mem H, size_t offH)
+static bcl_status factor_launch(bsofi *w, int k0, int steps, cl_mem A, size_t offA, cl_mem B,
+                                size_t offB, cl_mem H, size_t offH)
 {
-    const int n = w->n, p = w->p, n2 = 2 * n, last = k + 2 == p, s = k & 1;
-    const size_t nn = w->nn, qk = (size_t)k * 4 * nn;
-    const size_t trail = 2 * nn; /* the trailing block column in a slot */
-    const size_t rt = w->r_t + (size_t)(k & 1) * nn, rt_next = w->r_t + (size_t)((k + 1) & 1) * nn;
-    cl_mem R = w->dR, panel = w->dPs[s], next = w->dPs[s ^ 1];
+    const int n = w->n, p = w->p, n2 = 2 * n, last = k0 + steps == p - 1, ns = w->nslots;
+    const size_t nn = w->nn, trail = 2 * nn; /* the trailing block column in a slot */
+    cl_mem R = w->dR;
     cl_command_queue main_q = w->q;
-    w->dP = panel; /* what launch_chain and dev_qr_take read */
-    w->tb_off = (size_t)s * w->tb_slot;
-    bcl_status st = BCL_SUCCESS; /* B_k and A_k+1 are in the slot (stage_step) */
-    /* the last pair's trailing top is Rt_k, which the second queue's step k-1 formed */
-    if (last && k > 0)
-        st = queue_wait(w, w->slot_free[s ^ 1]);
+    bcl_status st = BCL_SUCCESS; /* B_k and A_k+1 are in the slots (stage_step) */
+    /* the slots the launch writes: its steps' and the next one's top; the last pair's trailing
+     * top is Rt_k, which the second queue's step k-1 formed */
+    for (int k = last && k0 > 0 ? k0 - 1 : k0; k <= k0 + steps && st == BCL_SUCCESS; ++k)
+        if (w->slot_free[k % ns])
+            st = queue_wait(w, w->slot_free[k % ns]);
+    w->slot = k0 % ns;
     if (st == BCL_SUCCESS && last)
-        st = copy_rect(w, R, rt, n, panel, trail, n2, n, n);
+        st = copy_rect(w, R, w->r_t + (size_t)(k0 & 1) * nn, n, w->dP,
+                       (size_t)w->slot * w->slot_stride + trail, n2, n, n);
     if (st == BCL_SUCCESS)
-        st = launch_chain(w, n2, n2, k, n2, last ? 0 : n);
-    cl_event chained = NULL, copied = NULL;
+        st = launch_chain(w, n2, n2, k0, steps, n2, last ? 0 : n);
+    cl_event chained = NULL;
     if (st == BCL_SUCCESS)
-        st = queue_mark(w, &chained, "chain's step done (main queue)");
-    if (st == BCL_SUCCESS)
-        st = queue_wait(w, w->slot_free[s ^ 1]); /* the second queue's step k-1 read that slot */
-    if (st == BCL_SUCCESS)
-        st = copy_rect(w, panel, trail + n, n2, next, 0, n2, n, n);
-    /* step k+2's staging overwrites the rectangle At_k+1 was just copied from */
-    if (st == BCL_SUCCESS)
-        st = queue_mark(w, &copied, "At_k+1 copied (main queue)");
+        st = queue_mark(w, &chained, "chain's steps done (main queue)");
     if (st == BCL_SUCCESS)
         st = queue_flush(w);
     if (st != BCL_SUCCESS) {
         if (chained)
             clReleaseEvent(chained);
-        if (copied)
-            clReleaseEvent(copied);
         return st;
     }
     w->q = w->q2;
     st = queue_wait(w, chained);
     clReleaseEvent(chained);
-    if (st == BCL_SUCCESS)
+    for (int k = k0; k < k0 + steps && st == BCL_SUCCESS; ++k) {
+        const size_t qk = (size_t)k * 4 * nn, rt = w->r_t + (size_t)(k & 1) * nn;
+        const size_t rt_next = w->r_t + (size_t)((k + 1) & 1) * nn;
+        w->slot = k % ns;
+        const size_t at = (size_t)w->slot * w->slot_stride;
         st = dev_qr_take(w, n2, n2, k, w->dQ, qk, n2);
-    if (st == BCL_SUCCESS)
-        st = dev_form_q(w, n2, n2, w->dQ, qk, n2);
-    if (st == BCL_SUCCESS)
-        st = copy_rect(w, panel, trail, n2, R, w->r_s + (size_t)k * nn, n, n, n);
-    if (st == BCL_SUCCESS && !last) { /* R_k,p-1 and Rt_k+1 (rt_next past R_k,p-1) */
-        const size_t q00 = qk, q01 = qk + (size_t)n * n2;
-        st = gemm_strided(w, CLBlastTransposeYes, n, n, n, 2, 1.0, w->dQ, q00, q01 - q00, n2, R,
-                          rt, 0, n, 0.0, R, w->r_l + k * nn, rt_next - (w->r_l + k * nn), n);
+        if (st == BCL_SUCCESS)
+            st = dev_form_q(w, n2, n2, w->dQ, qk, n2);
+        if (st == BCL_SUCCESS)
+            st = copy_rect(w, w->dP, at + trail, n2, R, w->r_s + (size_t)k * nn, n, n, n);
+        if (st == BCL_SUCCESS && !last) { /* R_k,p-1 and Rt_k+1 (rt_next past R_k,p-1) */
+            const size_t q00 = qk, q01 = qk + (size_t)n * n2;
+            st = gemm_strided(w, CLBlastTransposeYes, n, n, n, 2, 1.0, w->dQ, q00, q01 - q00, n2,
+                              R, rt, 0, n, 0.0, R, w->r_l + k * nn, rt_next - (w->r_l + k * nn),
+                              n);
+        }
+        if (st == BCL_SUCCESS && k < w->jF)
+            st = invert_column(w, k, H, offH);
+        if (st == BCL_SUCCESS) /* the slot's next step */
+            st = stage_step(w, k + ns, A, offA, B, offB);
+        cl_event done = NULL;
+        if (st == BCL_SUCCESS)
+            st = queue_mark(w, &done, "step done (second queue)");
+        if (st == BCL_SUCCESS) {
+            if (w->slot_free[w->slot])
+                clReleaseEvent(w->slot_free[w->slot]);
+            w->slot_free[w->slot] = done;
+        }
     }
-    if (st == BCL_SUCCESS && k < w->jF)
-        st = invert_column(w, k, H, offH);
-    if (st == BCL_SUCCESS)
-        st = queue_wait(w, copied);
-    clReleaseEvent(copied);
-    if (st == BCL_SUCCESS) /* the slot's next step, k + 2 */
-        st = stage_step(w, k + 2, A, offA, B, offB);
-    if (st == BCL_SUCCESS)
-        st = queue_mark(w, &w->slot_free[s], "step done (second queue)");
     if (st == BCL_SUCCESS)
         st = queue_flush(w);
     w->q = main_q;
@@ -1944,8 +1999,7 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
     const int n = w->n, p = w->p, n2 = 2 * n;
     const size_t nn = w->nn;
     const double t0 = seconds_now();
-    if (w->overlap) /* step 0's panel slot */
-        w->dP = w->dPs[0];
+    w->slot = 0; /* step 0's panel slot */
     bcl_status s = fill_zero(w, H, offH);
     const cl_int none = INT_MAX;
     cl_int err = clEnqueueFillBuffer(w->q, w->dBad, &none, sizeof none, 0, sizeof none, 0, NULL,
@@ -1966,10 +2020,14 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
         if (s == BCL_SUCCESS)
             s = copy_dev(w, B, offB + (size_t)(p - 1) * nn, w->dR, w->r_t, nn);
     }
-    for (int j = 0; j < 2 && s == BCL_SUCCESS && w->overlap; ++j)
+    for (int j = 0; j < w->nslots && s == BCL_SUCCESS && w->overlap; ++j)
         s = stage_step(w, j, A, offA, B, offB);
-    for (int k = 0; k + 1 < p && s == BCL_SUCCESS && w->overlap; ++k)
-        s = factor_step_overlap(w, k, A, offA, B, offB, H, offH);
+    /* chain_steps steps a launch, then chain_tail launches of one before the last pair's */
+    const int bulk_end = p - 2 - w->chain_tail;
+    for (int k = 0, steps = 1; k + 1 < p && s == BCL_SUCCESS && w->overlap; k += steps) {
+        steps = k < bulk_end ? (bulk_end - k < w->chain_steps ? bulk_end - k : w->chain_steps) : 1;
+        s = factor_launch(w, k, steps, A, offA, B, offB, H, offH);
+    }
     for (int k = 0; k + 1 < p && s == BCL_SUCCESS && !w->overlap; ++k) {
         s = factor_step_dev(w, k, A, offA, B, offB);
         if (s == BCL_SUCCESS && k < w->jF)
@@ -1977,9 +2035,8 @@ static bcl_status bsofi_one_dev(bsofi *w, cl_mem A, size_t offA, cl_mem B, size_
     }
     if (w->overlap) { /* the rest on the main queue, after the second queue's last step */
         if (s == BCL_SUCCESS && p > 1)
-            s = queue_wait(w, w->slot_free[(p - 2) & 1]);
-        w->dP = w->dPs[(p - 1) & 1];
-        w->tb_off = (size_t)((p - 1) & 1) * w->tb_slot;
+            s = queue_wait(w, w->slot_free[(p - 2) % w->nslots]);
+        w->slot = (p - 1) % w->nslots;
     }
     if (s == BCL_SUCCESS)
         s = dev_qr(w, n, n2, p - 1, w->dQ, (size_t)(p - 1) * 4 * nn, n);
@@ -2085,7 +2142,7 @@ static void bsofi_release(bsofi *w)
         clFinish(w->q2);
     if (w->q)
         clFinish(w->q);
-    for (int i = 0; i < 2; ++i)
+    for (int i = 0; i < MAX_SLOTS; ++i)
         if (w->slot_free[i])
             clReleaseEvent(w->slot_free[i]);
     for (int i = 0; i < 2; ++i) {
@@ -2223,12 +2280,11 @@ static bcl_status alloc_workspace(bsofi *w, size_t r_total)
     const size_t blocks = (n + (size_t)w->nb - 1) / (size_t)w->nb;
     /* two queues: two slots of the panel with its trailing block column (2n x 2n each), and of
      * the block T's */
-    const size_t slots = w->overlap ? 2 : 1, panel = w->overlap ? 4 * nn : 2 * nn;
+    const size_t slots = w->overlap ? 2 * (size_t)w->chain_steps + 1 : 1;
+    w->nslots = (int)slots;
+    w->slot_stride = w->overlap ? 4 * nn : 2 * nn;
     w->tb_slot = (blocks + 1) * w->nb * w->nb; /* + qr_chain's spare */
-    s = ws_buffer(w, WS_P, panel * w->es, &w->dP);
-    w->dPs[0] = w->dP;
-    if (s == BCL_SUCCESS && w->overlap)
-        s = ws_buffer(w, WS_P2, panel * w->es, &w->dPs[1]);
+    s = ws_buffer(w, WS_P, slots * w->slot_stride * w->es, &w->dP);
     if (s == BCL_SUCCESS)
         s = ws_buffer(w, WS_V, 2 * nn * w->es, &w->dV);
     if (s == BCL_SUCCESS)
@@ -2653,6 +2709,15 @@ static void plan_columns(bsofi *w)
                                      : "= I - V T V^T by GEMMs")
                        : "from the block reflectors (qr_apply)",
              w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);
+    const size_t len = strlen(w->ctx->last_kernel);
+    if (w->overlap && w->chain_steps > 1)
+        snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
+                 "; %d steps of BSOF a launch, %d before the last pair one a launch",
+                 w->chain_steps, w->chain_tail);
+    const size_t len2 = strlen(w->ctx->last_kernel);
+    if (w->overlap && w->panel_shuffle && w->chain_groups > 0)
+        snprintf(w->ctx->last_kernel + len2, sizeof w->ctx->last_kernel - len2,
+                 "; qr_chain in at most %d groups taking its roles in turn", w->chain_groups);
     append_rows_note(w);
     append_gemm_note(w);
     append_qt_note(w);

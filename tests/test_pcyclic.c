@@ -463,6 +463,25 @@ static void test_variants(void **state)
         check_batch(ctx, 0, 0, 0, 37, 3, 1, "two queues, single, 4 chunks a trailing group");
         if (!strstr(bcl_last_kernel(ctx), "by GEMMs on a second queue"))
             fail_msg("expected the second queue in: %s", bcl_last_kernel(ctx));
+        /* several steps a launch (the tickets running on across them, each step's panel top
+         * written by the step before's trailing groups in the same launch): p = 9 in launches of
+         * three steps, three, one and the last pair (a batch of two: the slots' events carried
+         * over), p = 7 in launches of two, two, one, one with no single steps asked for (the
+         * same build: 4 chunks a trailing group). On NVIDIA (the shuffle build, whose qr_chain
+         * loops over roles) 8 groups take the 45 roles of a launch in turn; elsewhere a group a
+         * role */
+        setenv("BATCHCL_PCYCLIC_CHAIN_STEPS", "3", 1);
+        setenv("BATCHCL_PCYCLIC_CHAIN_TAIL", "1", 1);
+        setenv("BATCHCL_PCYCLIC_CHAIN_GROUPS", "8", 1);
+        check_batch(ctx, 1, 2, GRID_COND, 37, 9, 2, "two queues, three steps a launch");
+        if (!strstr(bcl_last_kernel(ctx), "3 steps of BSOF a launch, 1 before"))
+            fail_msg("expected three steps a launch in: %s", bcl_last_kernel(ctx));
+        setenv("BATCHCL_PCYCLIC_CHAIN_STEPS", "2", 1);
+        setenv("BATCHCL_PCYCLIC_CHAIN_TAIL", "0", 1);
+        check_batch(ctx, 0, 0, 0, 37, 7, 1, "two queues, two steps a launch, single");
+        unsetenv("BATCHCL_PCYCLIC_CHAIN_STEPS");
+        unsetenv("BATCHCL_PCYCLIC_CHAIN_TAIL");
+        unsetenv("BATCHCL_PCYCLIC_CHAIN_GROUPS");
         unsetenv("BATCHCL_PCYCLIC_CHAIN_TCH");
         unsetenv("BATCHCL_PCYCLIC_NB");
         check_batch(ctx, 1, 0, 0, 40, 2, 1, "two queues, p = 2");
@@ -917,7 +936,10 @@ static int clear_hooks(void **state)
                                         "BATCHCL_GEMM_MMA", "BATCHCL_PCYCLIC_TRI_LEAF",
                                         "BATCHCL_PCYCLIC_CHAIN", "BATCHCL_PCYCLIC_OVERLAP",
                                         "BATCHCL_PCYCLIC_CHAIN_TCH", "BATCHCL_PCYCLIC_QT",
-                                        "BATCHCL_PCYCLIC_RV_GROUP"};
+                                        "BATCHCL_PCYCLIC_RV_GROUP",
+                                        "BATCHCL_PCYCLIC_CHAIN_STEPS",
+                                        "BATCHCL_PCYCLIC_CHAIN_TAIL",
+                                        "BATCHCL_PCYCLIC_CHAIN_GROUPS"};
     for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; ++i)
         unsetenv(hooks[i]);
     char dir[256], path[300];
