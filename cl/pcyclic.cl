@@ -767,14 +767,14 @@ static uint chain_now(void)
 #define CH_MARK(cond, slot)                                                                       \
     do {                                                                                          \
         if ((cond) && lid == 0)                                                                   \
-            sync[CH_CLOCK0 + 8 * bm + (slot)] = (int)chain_now();                                   \
+            sync[CH_CLOCK0 + 8 * bm + (slot)] = (int)chain_now();                                  \
     } while (0)
 /* before lead is set: the block's last ticket */
 #define CH_LEAD (!trail && (g % gpb == gpb - 1 || g == ngroups - 1))
 #define CH_TRAIL_MARK                                                                             \
     do {                                                                                          \
         if (trail && lid == 0 && g - ngroups < 256)                                               \
-            sync[CH_CLOCK0 + 8 * nblk + (g - ngroups)] = (int)chain_now();                               \
+            sync[CH_CLOCK0 + 8 * nblk + (g - ngroups)] = (int)chain_now();                         \
     } while (0)
 #else
 #define CH_MARK(cond, slot)
@@ -789,12 +789,12 @@ static uint chain_now(void)
     sync += offSync;                                                                               \
     const int nblk = (n + QR_NB - 1) / QR_NB, gpb = QR_NB / CHAIN_CPG;                             \
     const int ngroups = (n + CHAIN_CPG - 1) / CHAIN_CPG;                                           \
-    const int ntrail = (ntot - n + CH_COLS - 1) / CH_COLS; /* a step's trailing groups */         \
+    const int ntrail = (ntot - n + CH_COLS - 1) / CH_COLS; /* a step's trailing groups */          \
     __global real *const P_base = P;                                                               \
     __global int *const sync_base = sync;                                                          \
     const ulong offT_base = offT0;                                                                 \
     CH_ROLE_LOOP {                                                                                 \
-    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE); /* the role before done with local */    \
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE); /* the role before done with local */     \
     if (lid == 0)                                                                                  \
         ticket_l = atomic_inc(sync_base); /* the launch's tickets: its first step's counter */     \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                  \

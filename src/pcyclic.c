@@ -366,7 +366,8 @@ typedef struct {
     cl_event arena_done[2];
 } bsofi;
 
-/* The workspace's device buffers (about 12 N n + 40 n^2 values with the device panels, 11 N n
+/* The workspace's device buffers (about 12 N n + 20 n^2 values with the device panels, up to 20 n^2 more for
+ * the panel slots of BSOF on two queues, 11 N n
  * with the host's), kept in the context between calls until bcl_destroy
  * (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and releasing them in every
  * call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. Reusing them is safe because
@@ -1203,12 +1204,9 @@ static bcl_status dev_kernels(bsofi *w)
         const char *tail_env = getenv("BATCHCL_PCYCLIC_CHAIN_TAIL");
         const int csteps = steps_env ? atoi(steps_env) : 0, ctail = tail_env ? atoi(tail_env) : -1;
         const char *groups_env = getenv("BATCHCL_PCYCLIC_CHAIN_GROUPS");
-        w->chain_groups = groups_env                                ? atoi(groups_env)
-                          : w->overlap && w->n <= CHAIN_GROUPS_NMAX ? CHAIN_GROUPS_DEFAULT
-                                                                    : 0;
-        w->chain_steps = csteps >= 1 && csteps <= MAX_CHAIN_STEPS ? csteps
-                         : w->chain_groups > 0                    ? CHAIN_STEPS_DEFAULT
-                                                                  : 1;
+        /* the defaults (-1, 0) once the build and the queues are known (below) */
+        w->chain_groups = groups_env ? atoi(groups_env) : -1;
+        w->chain_steps = csteps >= 1 && csteps <= MAX_CHAIN_STEPS ? csteps : 0;
         w->chain_tail = ctail >= 0 ? ctail : CHAIN_TAIL_DEFAULT;
         const char *tch_env = getenv("BATCHCL_PCYCLIC_CHAIN_TCH");
         const int tch = tch_env ? atoi(tch_env) : 0;
@@ -1316,6 +1314,15 @@ static bcl_status dev_kernels(bsofi *w)
     }
     /* two queues (chosen with the chain above) where the chain and v_from_panel stood */
     w->overlap = w->overlap && w->chain_cpg && w->k_vcopy && w->q2;
+    /* qr_chain's groups taking roles in turn and steps a launch: by default only in the shuffle
+     * build (whose kernel loops over roles) on two queues; with a group a role, several steps a
+     * launch starve the second queue */
+    if (w->chain_groups < 0)
+        w->chain_groups = w->overlap && w->panel_shuffle && w->n <= CHAIN_GROUPS_NMAX
+                              ? CHAIN_GROUPS_DEFAULT
+                              : 0;
+    if (w->chain_steps == 0)
+        w->chain_steps = w->chain_groups > 0 && w->panel_shuffle ? CHAIN_STEPS_DEFAULT : 1;
     w->k_apply_rows = NULL;
     if (w->apply_rpl) {
         bcl_status s = bcl_get_kernel(w->ctx, "pcyclic.cl", opt, "qr_apply_rows", &w->k_apply_rows);
@@ -2278,8 +2285,8 @@ static bcl_status alloc_workspace(bsofi *w, size_t r_total)
         return s;
     /* the panel, its reflectors, the blocks' T, R_kk, the info flag */
     const size_t blocks = (n + (size_t)w->nb - 1) / (size_t)w->nb;
-    /* two queues: two slots of the panel with its trailing block column (2n x 2n each), and of
-     * the block T's */
+    /* two queues: 2 chain_steps + 1 slots of the panel with its trailing block column (2n x 2n
+     * each), and of the block T's */
     const size_t slots = w->overlap ? 2 * (size_t)w->chain_steps + 1 : 1;
     w->nslots = (int)slots;
     w->slot_stride = w->overlap ? 4 * nn : 2 * nn;
