@@ -366,9 +366,8 @@ typedef struct {
     cl_event arena_done[2];
 } bsofi;
 
-/* The workspace's device buffers (about 12 N n + 20 n^2 values with the device panels, up to 20 n^2 more for
- * the panel slots of BSOF on two queues, 11 N n
- * with the host's), kept in the context between calls until bcl_destroy
+/* The workspace's device buffers (about 12 N n + 20 n^2 values with the device panels, up to
+ * 20 n^2 more for the panel slots of BSOF on two queues, 11 N n with the host's), kept in the context between calls until bcl_destroy
  * (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and releasing them in every
  * call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. Reusing them is safe because
  * bsofi_release waits for both queues; within a call the second queue's work waits for events of
@@ -1516,7 +1515,7 @@ static bcl_status launch_chain(bsofi *w, int m, int ldp, int k, int steps, int n
     const cl_int cm = m, cn = w->n, cld = ldp, cnt = ntot, ctz = trail_zero;
     const cl_int slot0 = w->slot, nslots = w->nslots, sstride = w->chain_slot, next = w->overlap;
     const cl_ulong zero = 0, offSync = 1 + (cl_ulong)k * w->chain_slot;
-    const cl_ulong ot = 0, pstride = w->slot_stride, tstride = w->tb_slot; /* slot0 picks both */
+    const cl_ulong pstride = w->slot_stride, tstride = w->tb_slot; /* slot0 picks P's and T's */
     cl_int err = CL_SUCCESS;
     SET_ARG(kc, 0, w->dP);
     SET_ARG(kc, 1, zero);
@@ -1524,7 +1523,7 @@ static bcl_status launch_chain(bsofi *w, int m, int ldp, int k, int steps, int n
     SET_ARG(kc, 3, cm);
     SET_ARG(kc, 4, cn);
     SET_ARG(kc, 5, w->dTb);
-    SET_ARG(kc, 6, ot);
+    SET_ARG(kc, 6, zero);
     SET_ARG(kc, 7, w->dBad);
     SET_ARG(kc, 8, offSync);
     SET_ARG(kc, 9, cnt);
@@ -2659,6 +2658,20 @@ static void append_qt_note(bsofi *w)
                                                         : "");
 }
 
+/* the plan line: BSOF's steps a launch and qr_chain's groups taking roles, where they are used */
+static void append_chain_note(bsofi *w)
+{
+    char *plan = w->ctx->last_kernel;
+    const size_t cap = sizeof w->ctx->last_kernel;
+    if (w->overlap && w->chain_steps > 1)
+        snprintf(plan + strlen(plan), cap - strlen(plan),
+                 "; %d steps of BSOF a launch, %d before the last pair one a launch",
+                 w->chain_steps, w->chain_tail);
+    if (w->overlap && w->panel_shuffle && w->chain_groups > 0)
+        snprintf(plan + strlen(plan), cap - strlen(plan),
+                 "; qr_chain in at most %d groups taking its roles in turn", w->chain_groups);
+}
+
 static void append_rows_note(bsofi *w)
 {
     const size_t len = strlen(w->ctx->last_kernel);
@@ -2716,15 +2729,7 @@ static void plan_columns(bsofi *w)
                                      : "= I - V T V^T by GEMMs")
                        : "from the block reflectors (qr_apply)",
              w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);
-    const size_t len = strlen(w->ctx->last_kernel);
-    if (w->overlap && w->chain_steps > 1)
-        snprintf(w->ctx->last_kernel + len, sizeof w->ctx->last_kernel - len,
-                 "; %d steps of BSOF a launch, %d before the last pair one a launch",
-                 w->chain_steps, w->chain_tail);
-    const size_t len2 = strlen(w->ctx->last_kernel);
-    if (w->overlap && w->panel_shuffle && w->chain_groups > 0)
-        snprintf(w->ctx->last_kernel + len2, sizeof w->ctx->last_kernel - len2,
-                 "; qr_chain in at most %d groups taking its roles in turn", w->chain_groups);
+    append_chain_note(w);
     append_rows_note(w);
     append_gemm_note(w);
     append_qt_note(w);
