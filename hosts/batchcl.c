@@ -45,6 +45,7 @@ typedef struct {
     int order;               /* bench pcyclic: N = n*p to aim at */
     int method;              /* bench pcyclic: 0 table, 1/3 host/device panels, 2 batched */
     int cv_columns;          /* bench pcyclic: j_F forced (bcl_params.pcyclic_cv_columns) */
+    int same_bits;           /* bench pcyclic: every timed call's inverse against the first's */
     const char *methods;     /* bench sysv: all or some of ldlt,hpcr,eigen,auto (default ldlt) */
     size_t chunks[32]; /* bench geev: host-memory chunk sizes */
     int chunk_count;
@@ -125,7 +126,8 @@ static void usage(void)
          "  (matrices per call; > 1 with n <= 32 runs the batched kernels), --precision s|d|both\n"
          "  (default d; float against clBLAST SGEMM and LAPACK sgetrf+sgetri), --cv-columns J\n"
          "  (block columns inverted column-wise during the factorization; -1: by rows only;\n"
-         "  default: the table's)");
+         "  default: the table's), --same-bits (every timed call's inverse read back and compared\n"
+         "  bit for bit with the first's: the method is deterministic, so a difference is a race)");
 }
 
 static options parse(int argc, char **argv, int first)
@@ -164,6 +166,8 @@ static options parse(int argc, char **argv, int first)
             o.ppg = atoi(argv[++i]);
         else if (!strcmp(a, "--cv-columns") && v)
             o.cv_columns = atoi(argv[++i]);
+        else if (!strcmp(a, "--same-bits"))
+            o.same_bits = 1;
         else if (!strcmp(a, "--mapping") && v)
             o.mappings = argv[++i];
         else if (!strcmp(a, "--vectors"))
@@ -1433,6 +1437,10 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
             cl_mem dH = clCreateBuffer(c, CL_MEM_READ_WRITE, NN * batch * es, NULL, &e3);
             cl_mem dI = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e4);
             bcl_status st = e1 || e2 || e3 || e4 ? BCL_OUT_OF_MEMORY : BCL_SUCCESS;
+            /* --same-bits: the first timed call's inverse in X, each later one's in Xr */
+            void *Xr = o->same_bits ? malloc(es * NN * batch) : NULL;
+            int differ = 0, first_differ = 0;
+            double rd = -1;
             for (int rep = 0; rep <= o->reps && st == BCL_SUCCESS; ++rep) { /* 0 warms up */
                 double t0 = hu_now();
                 st = dbl ? bcl_dpcyclic_inv_cl(ctx, n, p, batch, dA, 0, dB, 0, dH, 0, dI, 0, 0,
@@ -1441,7 +1449,28 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
                                                NULL, NULL);
                 clFinish(q);
                 t[rep] = hu_now() - t0;
+                if (Xr && rep >= 1 && st == BCL_SUCCESS) {
+                    clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * es, rep == 1 ? X : Xr, 0,
+                                        NULL, NULL);
+                    if (rep > 1 && memcmp(X, Xr, NN * batch * es) != 0 && !differ++) {
+                        first_differ = rep; /* its residual (outside the timed call) */
+                        for (size_t k = 0; k < batch; ++k) {
+                            const double rk =
+                                oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks, dbl,
+                                                        (const char *)Xr + k * NN * es);
+                            rd = rk > rd || isnan(rk) ? rk : rd;
+                        }
+                    }
+                }
             }
+            if (Xr && st == BCL_SUCCESS) {
+                printf("# n = %d: %d of %d timed calls differ from the first", n, differ,
+                       o->reps - 1);
+                if (differ)
+                    printf(" (the first of them: call %d, residual %.3g)", first_differ, rd);
+                printf("\n");
+            }
+            free(Xr);
             if (st == BCL_SUCCESS && getenv("BATCHCL_TIMELINE")) /* the last call's kernels */
                 print_steps(ctx, "pcyclic");
             if (st != BCL_SUCCESS) {
