@@ -337,6 +337,11 @@ typedef struct {
     int qt_halves;
     cl_command_queue q2; /* the context's second queue (NULL: none), where w->overlap or
                           * qt_halves = 2 put work */
+    /* the context's third queue (NULL: none): with w->overlap the column version's block columns
+     * run there, each after the second queue has formed R's blocks it needs, so that neither the
+     * chain of panels nor the second queue waits for its products; cv_done marks the last */
+    cl_command_queue q3;
+    cl_event cv_done;
     size_t tb_slot;
     cl_event slot_free[MAX_SLOTS];
     cl_mem dP;   /* method 3: the panel [At_k; B_k] (2n x n, leading dimension 2n) */
@@ -372,12 +377,15 @@ typedef struct {
  * call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. Reusing them is safe because
  * bsofi_release waits for both queues; within a call the second queue's work waits for events of
  * the main queue's and the other way round, and its GEMMs have temporaries of their own (TMP2,
- * WORK2). */
+ * WORK2), as have the third queue's (TMP3, WORK3), where the column version runs beside BSOF. */
 enum {
     WS_T, WS_Q, WS_S, WS_R, WS_P, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP,
-    WS_GEMM_WORK, WS_GEMM_TMP2, WS_GEMM_WORK2, WS_COUNT
+    WS_GEMM_WORK, WS_GEMM_TMP2, WS_GEMM_WORK2, WS_GEMM_TMP3, WS_GEMM_WORK3, WS_COUNT
 };
 _Static_assert(WS_COUNT == BCL_PCYCLIC_WS_SLOTS, "the context's p-cyclic workspace slots");
+_Static_assert(WS_GEMM_TMP2 == WS_GEMM_TMP + 2 && WS_GEMM_WORK2 == WS_GEMM_WORK + 2 &&
+                   WS_GEMM_TMP3 == WS_GEMM_TMP + 4 && WS_GEMM_WORK3 == WS_GEMM_WORK + 4,
+               "gemm_ws: a queue's GEMM temporaries two slots after the queue before's");
 
 /* workspace slot `idx` grown to at least `bytes` (the context keeps it) */
 static cl_int ws_grow(bsofi *w, int idx, size_t bytes)
@@ -402,11 +410,16 @@ static cl_mem grown_buffer(bsofi *w, int idx, size_t bytes)
     return bytes > 0 && ws_grow(w, idx, bytes) == CL_SUCCESS ? w->ctx->pcyclic_ws[idx] : NULL;
 }
 
-/* w->q is the second queue: its GEMMs use temporaries of their own (TMP2, WORK2), which may be in
- * use beside the main queue's */
-static int on_q2(const bsofi *w)
+/* the GEMMs' temporary `main_slot` (WS_GEMM_TMP or WS_GEMM_WORK) of the queue w->q: the second
+ * and third queues have their own (the slot two or four on), which may be in use beside the main
+ * queue's */
+static int gemm_ws(const bsofi *w, int main_slot)
 {
-    return w->q2 && w->q == w->q2;
+    if (w->q2 && w->q == w->q2)
+        return main_slot + 2;
+    if (w->q3 && w->q == w->q3)
+        return main_slot + 4;
+    return main_slot;
 }
 
 /* count products of one shape by gemm.cl, the operands' offsets strides apart, with its workspace
@@ -418,7 +431,7 @@ static bcl_status own_gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, s
                            bcl_gemm_operand b, double beta, bcl_gemm_operand c)
 {
     const size_t elems = bcl_gemm_work_elements(w->ctx, m, n, k, count);
-    cl_mem work = grown_buffer(w, on_q2(w) ? WS_GEMM_WORK2 : WS_GEMM_WORK, elems * w->es);
+    cl_mem work = grown_buffer(w, gemm_ws(w, WS_GEMM_WORK), elems * w->es);
     const bcl_status s = bcl_gemm_enqueue(
         w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
         tb == CLBlastTransposeYes, m, n, k, count, alpha, a, b, beta, c, work, work ? elems : 0);
@@ -451,7 +464,7 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
                 : CLBlastSGemmTempBufferSize(CLBlastLayoutColMajor, ta, tb, m, n, k, offA, lda, offB,
                                              ldb, offC, ldc, &w->q, &tmp_bytes)) != CLBlastSuccess)
         tmp_bytes = 0;
-    cl_mem tmp = grown_buffer(w, on_q2(w) ? WS_GEMM_TMP2 : WS_GEMM_TMP, tmp_bytes);
+    cl_mem tmp = grown_buffer(w, gemm_ws(w, WS_GEMM_TMP), tmp_bytes);
     CLBlastStatusCode s =
         w->force_fail ? CLBlastUnknownError
         : w->dbl ? CLBlastDgemmWithTempBuffer(CLBlastLayoutColMajor, ta, tb, m, n, k, alpha, A, offA,
@@ -715,20 +728,41 @@ static bcl_status invert_diagonal(bsofi *w, int k, cl_mem H, size_t offH)
     return upload(w, X, w->n, w->n, w->n, H, offH + block_at(w, k, k), w->N);
 }
 
+/* j_F = p-1: the column version takes every block column but the last, which then comes from
+ * them. With R = [R' c; 0 R_p-1,p-1] (R' the leading (p-1) n block, block upper bidiagonal; c
+ * the last block column above R_p-1,p-1), R^-1's last column above X_p-1,p-1 is -R'^-1 c X_p-1,p-1,
+ * and U = -R'^-1 c = -sum_j X_0:j,j c_j is summed column by column as the column version forms
+ * them, into H's block column p-1 (zero until then). Afterwards one product by X_p-1,p-1 remains
+ * instead of the row version's chain of p - 2 products over that column. */
+static int last_column_from_u(const bsofi *w)
+{
+    return w->p >= 2 && w->jF == w->p - 1;
+}
+
+/* c_j, R's block (j, p-1): R_j,p-1 from the last block column's chain, at j = p-2 the block the
+ * last pair formed beside R_p-2,p-2 */
+static size_t last_column_block(const bsofi *w, int j)
+{
+    return j + 2 < w->p ? w->r_l + (size_t)j * w->nn : w->r_s + (size_t)j * w->nn;
+}
+
 /* Column version for block column j < p-1 (BSTRI_CV): X_jj = R_jj^-1 and
- * X_0:j-1,j = X_0:j-1,j-1 W_j, W_j = -R_j-1,j X_jj, on the device while the host factorizes on. */
+ * X_0:j-1,j = X_0:j-1,j-1 W_j, W_j = -R_j-1,j X_jj, on the device while the panels go on; with
+ * last_column_from_u, U -= X_0:j,j c_j too. */
 static bcl_status invert_column(bsofi *w, int j, cl_mem H, size_t offH)
 {
     const size_t n = (size_t)w->n, nn = w->nn;
     const CLBlastTranspose no = CLBlastTransposeNo;
     bcl_status s = invert_diagonal(w, j, H, offH);
-    if (s != BCL_SUCCESS || j == 0)
-        return s;
-    s = gemm(w, no, no, n, n, n, -1.0, w->dR, w->r_s + (size_t)(j - 1) * nn, n, H,
-             offH + block_at(w, j, j), w->N, 0.0, w->dS, (size_t)j * nn, n);
-    if (s == BCL_SUCCESS)
+    if (s == BCL_SUCCESS && j > 0)
+        s = gemm(w, no, no, n, n, n, -1.0, w->dR, w->r_s + (size_t)(j - 1) * nn, n, H,
+                 offH + block_at(w, j, j), w->N, 0.0, w->dS, (size_t)j * nn, n);
+    if (s == BCL_SUCCESS && j > 0)
         s = gemm(w, no, no, (size_t)j * n, n, n, 1.0, H, offH + block_at(w, 0, j - 1), w->N, w->dS,
                  (size_t)j * nn, n, 0.0, H, offH + block_at(w, 0, j), w->N);
+    if (s == BCL_SUCCESS && last_column_from_u(w))
+        s = gemm(w, no, no, (size_t)(j + 1) * n, n, n, -1.0, H, offH + block_at(w, 0, j), w->N,
+                 w->dR, last_column_block(w, j), n, 1.0, H, offH + block_at(w, 0, w->p - 1), w->N);
     return s;
 }
 
@@ -881,7 +915,8 @@ static bcl_status invert_row_groups(bsofi *w, cl_mem H, size_t offH, int *rows_l
     return s;
 }
 
-/* Row version (BSTRI_RV) for the block columns from jF on: X_ii = R_ii^-1 (i >= jF); the last
+/* Row version (BSTRI_RV) for the block columns from jF on (with last_column_from_u only X_p-1,p-1
+ * and the last column's product by it): X_ii = R_ii^-1 (i >= jF); the last
  * block column's Y_i = -X_ii R_i,p-1 (one batched GEMM) times X_p-1,p-1 (one TRMM, or a GEMM with
  * gemm.cl); the row multipliers Xt_i = -X_ii R_i,i+1 (one batched GEMM); then block rows
  * p-2 .. 0: X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF), the bottom ones
@@ -898,8 +933,25 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
     else
         for (int i = w->jF; i < p && s == BCL_SUCCESS; ++i)
             s = invert_diagonal(w, i, H, offH);
+    if (s == BCL_SUCCESS && w->cv_done) /* the column version's columns, from the third queue */
+        s = queue_wait(w, w->cv_done);
     if (s == BCL_SUCCESS)
         s = timeline_mark(w, "R^-1 diagonal blocks");
+    if (s == BCL_SUCCESS && last_column_from_u(w)) { /* X_0:p-2,p-1 = U X_p-1,p-1 */
+        const size_t rows = (size_t)(p - 1) * n, last = offH + block_at(w, 0, p - 1);
+        if (w->own_gemm) { /* U into the Q^T application's temporary, free until then */
+            s = copy_rect(w, H, last, w->N, w->dT, 0, w->N, rows, n);
+            if (s == BCL_SUCCESS)
+                s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, rows, n, n, 1.0, w->dT, 0,
+                         w->N, H, offH + block_at(w, p - 1, p - 1), w->N, 0.0, H, last, w->N);
+        } else {
+            s = trmm_right_upper(w, rows, n, H, offH + block_at(w, p - 1, p - 1), w->N, H, last,
+                                 w->N);
+        }
+        if (s == BCL_SUCCESS)
+            s = timeline_mark(w, "R^-1 rows");
+        return s;
+    }
     size_t *off = malloc(sizeof *off * 3 * (size_t)p);
     if (!off)
         return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
@@ -1840,7 +1892,7 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
     /* Y = X_p-1 Q^(p)T into slot (p-1) % slots */
     bcl_status s = gemm(w, no, tr, N, n, n, 1.0, H, offH + (p - 1) * col, N, w->dQ,
                         (p - 1) * 4 * w->nn, n, 0.0, w->dT, (p - 1) % slots * col, N);
-    /* the second queue's GEMMs (gemm.cl or clBLAST) have temporaries of their own (on_q2) */
+    /* the second queue's GEMMs (gemm.cl or clBLAST) have temporaries of their own (gemm_ws) */
     const int two = w->qt_halves == 2 && w->q2;
     if (s == BCL_SUCCESS && two)
         s = queue_mark(w, &left_done[(p - 1) & 1], "Y (Q^T by halves)");
@@ -1916,6 +1968,31 @@ static bcl_status stage_step(bsofi *w, int j, cl_mem A, size_t offA, cl_mem B, s
     return st;
 }
 
+/* The column version's block column k on the third queue, after what the second queue (w->q)
+ * has enqueued so far (R_kk, R_k-1,k and c_k are formed); cv_done marks it for the row version */
+static bcl_status column_on_q3(bsofi *w, int k, cl_mem H, size_t offH)
+{
+    const cl_command_queue q2 = w->q;
+    cl_event formed = NULL;
+    bcl_status s = queue_mark(w, &formed, "R's block column formed (second queue)");
+    if (s == BCL_SUCCESS)
+        s = queue_flush(w);
+    if (s == BCL_SUCCESS) {
+        w->q = w->q3;
+        s = queue_wait(w, formed);
+    }
+    if (s == BCL_SUCCESS)
+        s = invert_column(w, k, H, offH);
+    if (s == BCL_SUCCESS)
+        s = queue_mark(w, &w->cv_done, "column version's block column (third queue)");
+    if (s == BCL_SUCCESS)
+        s = queue_flush(w);
+    w->q = q2;
+    if (formed)
+        clReleaseEvent(formed);
+    return s;
+}
+
 /* Steps k0 .. k0 + steps - 1 (< p-1) on two queues (w->overlap). Step k's slot (k % nslots)
  * holds the panel [At_k; B_k] and the trailing block column [0; A_k+1] ([Rt_k; A_p-1] at the last
  * pair, Rt_k copied in here; the last pair is a launch of its own). The main queue: one qr_chain
@@ -1923,7 +2000,8 @@ static bcl_status stage_step(bsofi *w, int j, cl_mem A, size_t offA, cl_mem B, s
  * trailing column (R_k,k+1 above At_k+1, which goes into the next slot's top, the next panel),
  * once the second queue is done with every slot the launch writes. The second queue, after the
  * launch, step by step: V, R_kk and Q = I (v_from_panel), Q^(k) by GEMMs, R_k,k+1 copied out,
- * R_k,p-1 and Rt_k+1, the column version's block column k where j_F asks for it, and step
+ * R_k,p-1 and Rt_k+1, the column version's block column k where j_F asks for it (enqueued on
+ * the third queue, column_on_q3), and step
  * k + nslots's blocks staged into the slot. What each queue leaves is the same as
  * factor_step_dev's (the products in another order). On the H200, bench pcyclic --order 10000,
  * one step a launch against one queue in one run, two rounds: n = 192 22.9 / 22.9 ms against
@@ -1979,7 +2057,7 @@ static bcl_status factor_launch(bsofi *w, int k0, int steps, cl_mem A, size_t of
                               n);
         }
         if (st == BCL_SUCCESS && k < w->jF)
-            st = invert_column(w, k, H, offH);
+            st = w->q3 ? column_on_q3(w, k, H, offH) : invert_column(w, k, H, offH);
         if (st == BCL_SUCCESS) /* the slot's next step */
             st = stage_step(w, k + ns, A, offA, B, offB);
         cl_event done = NULL;
@@ -2144,10 +2222,14 @@ static void bsofi_release(bsofi *w)
 {
     if (w->ctx)
         w->ctx->recording = 0;
+    if (w->q3)
+        clFinish(w->q3);
     if (w->q2)
         clFinish(w->q2);
     if (w->q)
         clFinish(w->q);
+    if (w->cv_done)
+        clReleaseEvent(w->cv_done);
     for (int i = 0; i < MAX_SLOTS; ++i)
         if (w->slot_free[i])
             clReleaseEvent(w->slot_free[i]);
@@ -2325,6 +2407,7 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     w->nn = (size_t)n * n;
     w->q = ctx->queue[0];
     w->q2 = ctx->nqueues > 1 ? ctx->queue[1] : NULL;
+    w->q3 = ctx->nqueues > 2 ? ctx->queue[2] : NULL;
     const char *fail = getenv("BATCHCL_CLBLAST_FAIL");
     w->force_fail = fail && atoi(fail) != 0;
     /* BATCHCL_CLBLAST_FAIL (tests) keeps the products on clBLAST, whose calls it fails */
@@ -2672,6 +2755,20 @@ static void append_chain_note(bsofi *w)
                  "; qr_chain in at most %d groups taking its roles in turn", w->chain_groups);
 }
 
+/* the plan line's note on the column version where it runs beside BSOF on a third queue and where
+ * it takes the last block column too */
+static void append_cv_note(bsofi *w)
+{
+    char *plan = w->ctx->last_kernel;
+    const size_t cap = sizeof w->ctx->last_kernel;
+    if (w->jF > 0 && w->overlap && w->q3)
+        snprintf(plan + strlen(plan), cap - strlen(plan),
+                 "; the column version on a third queue beside BSOF");
+    if (last_column_from_u(w))
+        snprintf(plan + strlen(plan), cap - strlen(plan),
+                 "; the last block column from the others (-R'^-1 c X_pp)");
+}
+
 static void append_rows_note(bsofi *w)
 {
     const size_t len = strlen(w->ctx->last_kernel);
@@ -2693,6 +2790,7 @@ static void plan_columns(bsofi *w)
         const struct bcl_pcyclic_model_in_use *u = model_for(w);
         w->jF = choose_jF(w, &u->m, prm.pcyclic_cv_columns);
         describe_plan(w, u);
+        append_cv_note(w);
         append_rows_note(w);
         append_gemm_note(w);
         append_qt_note(w);
@@ -2730,6 +2828,7 @@ static void plan_columns(bsofi *w)
                        : "from the block reflectors (qr_apply)",
              w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);
     append_chain_note(w);
+    append_cv_note(w);
     append_rows_note(w);
     append_gemm_note(w);
     append_qt_note(w);

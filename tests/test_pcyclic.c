@@ -451,7 +451,7 @@ static void test_variants(void **state)
          * Around the panel by rows in blocks of 8 (n = 37: five blocks and five trailing groups),
          * a batch of two ill-conditioned problems at p = 7 (the panel slots reused, the last pair
          * waiting for the second queue's Rt); by columns p = 2 (the first pair is the last:
-         * [Rt_0; A_1]) and 3, single precision, and the column version on the second queue */
+         * [Rt_0; A_1]) and 3, single precision, and the column version on the third queue */
         setenv("BATCHCL_PCYCLIC_OVERLAP", "1", 1);
         setenv("BATCHCL_PCYCLIC_QFORM", "gemm", 1);
         setenv("BATCHCL_PCYCLIC_NB", "8", 1);
@@ -492,6 +492,18 @@ static void test_variants(void **state)
         if (!strstr(bcl_last_kernel(ctx), "by GEMMs on a second queue") ||
             !strstr(bcl_last_kernel(ctx), "j_F = 2 of"))
             fail_msg("expected the second queue and j_F = 2 in: %s", bcl_last_kernel(ctx));
+        /* every column but the last by the column version on the third queue, the last one from
+         * them (U = -R'^-1 c summed as the columns come): a batch of two, ill-conditioned; float;
+         * p = 2, where U is the one diagonal block's */
+        use_method(ctx, 3, 6);
+        check_batch(ctx, 1, 2, GRID_COND, 37, 7, 2, "two queues, j_F = p - 1");
+        if (!strstr(bcl_last_kernel(ctx), "column version on a third queue") ||
+            !strstr(bcl_last_kernel(ctx), "last block column from the others"))
+            fail_msg("expected the third queue and U in: %s", bcl_last_kernel(ctx));
+        use_method(ctx, 3, 4);
+        check_batch(ctx, 0, 0, 0, 37, 5, 1, "two queues, j_F = p - 1, float");
+        use_method(ctx, 3, 1);
+        check_batch(ctx, 1, 0, 0, 40, 2, 1, "two queues, j_F = p - 1, p = 2");
         use_method(ctx, 3, 0);
         unsetenv("BATCHCL_PCYCLIC_QFORM");
         setenv("BATCHCL_PCYCLIC_OVERLAP", "0", 1); /* the rest of the test on one queue */
