@@ -262,11 +262,12 @@ static const char *clblast_status_name(CLBlastStatusCode s)
 #define MAX_CHAIN_STEPS 8 /* steps of BSOF in one qr_chain launch, at most */
 #define MAX_SLOTS (2 * MAX_CHAIN_STEPS + 1)
 #define CHAIN_TAIL_DEFAULT 2
-/* Where BSOF runs on two queues up to this n (NVIDIA: the shuffle build, whose qr_chain loops
- * over roles), qr_chain launches CHAIN_GROUPS_DEFAULT groups that take the roles in turn, so that
- * its waiting groups leave compute units to the second queue, and CHAIN_STEPS_DEFAULT steps a
- * launch; elsewhere a group a role and a step a launch. H200, bench pcyclic --order 10000, ms
- * (steps a launch S, groups G; G = 0: a group a role):
+/* Where BSOF runs on two queues (only on request now: BATCHCL_PCYCLIC_OVERLAP=1) up to this n
+ * (NVIDIA: the shuffle build, whose qr_chain loops over roles), qr_chain launches
+ * CHAIN_GROUPS_DEFAULT groups that take the roles in turn, so that its waiting groups leave
+ * compute units to the second queue, and CHAIN_STEPS_DEFAULT steps a launch; elsewhere a group
+ * a role and a step a launch. H200, bench pcyclic --order 10000, ms (steps a launch S, groups G;
+ * G = 0: a group a role):
  *   n = 192 / 256 / 512: one step a launch before (two slots, At_k+1 copied on the main queue)
  *   20.44 / 22.03 / 35.26, S = 1 G = 0 20.43 / 22.33 / 35.29, S = 1 G = 96 20.53 / 21.73 /
  *   37.75, S = 3 G = 96 20.23 / 21.71 / 37.55, S = 3 G = 120 20.41 / 21.92 / 36.23, S = 3 G = 64
@@ -1073,7 +1074,6 @@ static bcl_status fill_zero(bsofi *w, cl_mem H, size_t offH)
 /* qr_panel: up to 32 row lanes a column (1024 work-items), for the latency of its global loads;
  * fewer where the kernel's registers do not allow that many */
 static const int panel_wgs[3] = {1024, 512, 256};
-#define OVERLAP_NMAX 512     /* BSOF on two queues on NVIDIA up to this n */
 #define SET_ARG(k, i, v) (err |= clSetKernelArg((k), (i), sizeof(v), &(v)))
 
 static bcl_status dev_kernels(bsofi *w)
@@ -1238,9 +1238,17 @@ static bcl_status dev_kernels(bsofi *w)
             while (256 * w->chain_rpl < 2 * w->n)
                 w->chain_rpl *= 2;
         }
-        /* BSOF on two queues where qr_chain takes the panels and GEMMs form Q^(k) (NVIDIA's
-         * default up to n = OVERLAP_NMAX); BATCHCL_PCYCLIC_OVERLAP=0 keeps one queue, 1 takes two
-         * wherever it can (tests). The trailing groups hold chain_tch chunks of columns
+        /* BSOF on two queues where qr_chain takes the panels and GEMMs form Q^(k), only where
+         * BATCHCL_PCYCLIC_OVERLAP=1 asks for it (tests, measurements). It was NVIDIA's default up
+         * to n = 512 from the twenty-eighth session to the thirty-third; in the thirty-fourth,
+         * bench pcyclic --same-bits found it racy on the H200 (driver 580.159.04): at n = 256
+         * about one call in twenty returned a wrong inverse (scaled residual about 1e7 instead of
+         * 1e-4, a different one each time), 21 of 384 calls compared in 22 processes, the code of
+         * the thirty-second session (one step a launch, two slots) included (1 of 56), and in one
+         * more process (one step a launch, a group a role) 29 of 29. With one queue 0 of 88, and
+         * with the main queue waiting for all of the second queue's work before each launch
+         * (BATCHCL_PCYCLIC_OVERLAP_SERIAL=1) 0 of 76; the cause is not found (README). One queue
+         * costs n = 256 21.7 -> 25.4 ms. The trailing groups hold chain_tch chunks of columns
          * (BATCHCL_PCYCLIC_CHAIN_TCH, 1 to 8): 2 up to n = 256, 4 beyond. On the H200 (bench
          * pcyclic --order 10000, two rounds in one run, ms for 2 / 4 / 8 chunks) n = 192 22.9 /
          * 23.2 / 24.0, 256 23.7 / 24.0 / 24.8, 384 34.0 / 33.3 / 38.1, 512 38.3 / 36.7 / 43.1;
@@ -1248,7 +1256,7 @@ static bcl_status dev_kernels(bsofi *w)
          * kernels waited for the chain's last groups to start: n = 256 26.0 ms */
         const char *overlap_env = getenv("BATCHCL_PCYCLIC_OVERLAP");
         w->overlap = w->chain_cpg && v_from_p && w->q_gemm && w->ctx->nqueues > 1 &&
-                     (overlap_env ? !strcmp(overlap_env, "1") : nvidia && w->n <= OVERLAP_NMAX);
+                     overlap_env && !strcmp(overlap_env, "1");
         /* BATCHCL_PCYCLIC_CHAIN_STEPS (1 .. MAX_CHAIN_STEPS) steps a launch, and
          * BATCHCL_PCYCLIC_CHAIN_TAIL single steps before the last pair */
         const char *steps_env = getenv("BATCHCL_PCYCLIC_CHAIN_STEPS");
@@ -2021,6 +2029,13 @@ static bcl_status factor_launch(bsofi *w, int k0, int steps, cl_mem A, size_t of
     for (int k = last && k0 > 0 ? k0 - 1 : k0; k <= k0 + steps && st == BCL_SUCCESS; ++k)
         if (w->slot_free[k % ns])
             st = queue_wait(w, w->slot_free[k % ns]);
+    /* BATCHCL_PCYCLIC_OVERLAP_SERIAL=1 (diagnosis of the race described at w->overlap's
+     * default): every launch waits for all the second queue has enqueued, so that none of its
+     * work runs beside the chain */
+    const char *serial = getenv("BATCHCL_PCYCLIC_OVERLAP_SERIAL");
+    for (int i = 0; i < ns && st == BCL_SUCCESS && serial && atoi(serial); ++i)
+        if (w->slot_free[i])
+            st = queue_wait(w, w->slot_free[i]);
     w->slot = k0 % ns;
     if (st == BCL_SUCCESS && last)
         st = copy_rect(w, R, w->r_t + (size_t)(k0 & 1) * nn, n, w->dP,
