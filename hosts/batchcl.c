@@ -1466,8 +1466,16 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
             if (Xr && st == BCL_SUCCESS) {
                 printf("# n = %d: %d of %d timed calls differ from the first", n, differ,
                        o->reps - 1);
+                double r1 = -1; /* the first call's own residual: which side is wrong */
+                for (size_t k = 0; differ && k < batch; ++k) {
+                    const double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks,
+                                                              dbl, (const char *)X + k * NN * es);
+                    r1 = rk > r1 || isnan(rk) ? rk : r1;
+                }
                 if (differ)
-                    printf(" (the first of them: call %d, residual %.3g)", first_differ, rd);
+                    printf(" (the first of them: call %d, residual %.3g; the first call's "
+                           "residual %.3g)",
+                           first_differ, rd, r1);
                 printf("\n");
             }
             free(Xr);
