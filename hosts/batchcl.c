@@ -1438,7 +1438,11 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
             cl_mem dI = clCreateBuffer(c, CL_MEM_READ_WRITE, batch * sizeof(int), NULL, &e4);
             bcl_status st = e1 || e2 || e3 || e4 ? BCL_OUT_OF_MEMORY : BCL_SUCCESS;
             /* --same-bits: the first timed call's inverse in X, each later one's in Xr */
-            void *Xr = o->same_bits ? malloc(es * NN * batch) : NULL;
+            void *Xr = o->same_bits && o->reps >= 2 ? malloc(es * NN * batch) : NULL;
+            if (o->same_bits && o->reps < 2)
+                printf("# n = %d: --same-bits needs --reps 2 or more\n", n);
+            else if (o->same_bits && !Xr)
+                printf("# n = %d: --same-bits skipped: no host memory for a second inverse\n", n);
             int differ = 0, first_differ = 0;
             double rd = -1;
             for (int rep = 0; rep <= o->reps && st == BCL_SUCCESS; ++rep) { /* 0 warms up */
@@ -1450,8 +1454,14 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
                 clFinish(q);
                 t[rep] = hu_now() - t0;
                 if (Xr && rep >= 1 && st == BCL_SUCCESS) {
-                    clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * es, rep == 1 ? X : Xr, 0,
-                                        NULL, NULL);
+                    if (clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * es,
+                                            rep == 1 ? X : Xr, 0, NULL, NULL) != CL_SUCCESS) {
+                        printf("# n = %d: --same-bits stopped: reading the inverse back failed\n",
+                               n);
+                        free(Xr);
+                        Xr = NULL;
+                        continue;
+                    }
                     if (rep > 1 && memcmp(X, Xr, NN * batch * es) != 0 && !differ++) {
                         first_differ = rep; /* its residual (outside the timed call) */
                         for (size_t k = 0; k < batch; ++k) {

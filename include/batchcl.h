@@ -133,10 +133,12 @@ typedef struct {
                                  * 3: as 1 with the panels on the device (QR kernels);
                                  * 0: table (2 where it fits and batch > 1, else 3 on a GPU, 1
                                  * on other devices) */
-    int pcyclic_cv_columns;     /* method 1: j_F, the leading block columns of R^-1 inverted
-                                 * column-wise (BSTRI_CV) while the host factorizes; the rest by
-                                 * rows (BSTRI_RV). 0: performance model, -1: none (row version
-                                 * only), >= p - 1: every column but the last */
+    int pcyclic_cv_columns;     /* methods 1 and 3: j_F, the leading block columns of R^-1
+                                 * inverted column-wise (BSTRI_CV) while the panels are
+                                 * factorized; the rest by rows (BSTRI_RV). 0: method 1's
+                                 * performance model, method 3 none; -1: none (row version
+                                 * only); >= p - 1: every column but the last, which then comes
+                                 * from the others (no row version) */
 } bcl_params;
 
 typedef struct {

@@ -330,6 +330,8 @@ typedef struct {
      * slots; the chain_tail steps before the last pair go one a launch (the second queue catches
      * up before the last pair, which needs its Rt) */
     int overlap;
+    int overlap_serial; /* BATCHCL_PCYCLIC_OVERLAP_SERIAL=1: each launch waits for the second
+                         * queue (diagnosis of the race described at w->overlap's default) */
     int nslots, slot, chain_steps, chain_tail;
     int chain_groups; /* groups a qr_chain launch, taking roles in turn (0: one a role) */
     size_t slot_stride;
@@ -376,7 +378,7 @@ typedef struct {
  * 20 n^2 more for the panel slots of BSOF on two queues, 11 N n with the host's), kept in the context between calls until bcl_destroy
  * (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and releasing them in every
  * call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. Reusing them is safe because
- * bsofi_release waits for both queues; within a call the second queue's work waits for events of
+ * bsofi_release waits for all three queues; within a call the second queue's work waits for events of
  * the main queue's and the other way round, and its GEMMs have temporaries of their own (TMP2,
  * WORK2), as have the third queue's (TMP3, WORK3), where the column version runs beside BSOF. */
 enum {
@@ -939,16 +941,14 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
     if (s == BCL_SUCCESS)
         s = timeline_mark(w, "R^-1 diagonal blocks");
     if (s == BCL_SUCCESS && last_column_from_u(w)) { /* X_0:p-2,p-1 = U X_p-1,p-1 */
+        /* U into the Q^T application's temporary (free until then) and a GEMM (X_pp holds zeros
+         * below its diagonal): clBLAST's TRMM in place would copy H up to B's end and wait on
+         * the host */
         const size_t rows = (size_t)(p - 1) * n, last = offH + block_at(w, 0, p - 1);
-        if (w->own_gemm) { /* U into the Q^T application's temporary, free until then */
-            s = copy_rect(w, H, last, w->N, w->dT, 0, w->N, rows, n);
-            if (s == BCL_SUCCESS)
-                s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, rows, n, n, 1.0, w->dT, 0,
-                         w->N, H, offH + block_at(w, p - 1, p - 1), w->N, 0.0, H, last, w->N);
-        } else {
-            s = trmm_right_upper(w, rows, n, H, offH + block_at(w, p - 1, p - 1), w->N, H, last,
-                                 w->N);
-        }
+        s = copy_rect(w, H, last, w->N, w->dT, 0, w->N, rows, n);
+        if (s == BCL_SUCCESS)
+            s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, rows, n, n, 1.0, w->dT, 0, w->N,
+                     H, offH + block_at(w, p - 1, p - 1), w->N, 0.0, H, last, w->N);
         if (s == BCL_SUCCESS)
             s = timeline_mark(w, "R^-1 rows");
         return s;
@@ -1257,6 +1257,8 @@ static bcl_status dev_kernels(bsofi *w)
         const char *overlap_env = getenv("BATCHCL_PCYCLIC_OVERLAP");
         w->overlap = w->chain_cpg && v_from_p && w->q_gemm && w->ctx->nqueues > 1 &&
                      overlap_env && !strcmp(overlap_env, "1");
+        const char *serial_env = getenv("BATCHCL_PCYCLIC_OVERLAP_SERIAL");
+        w->overlap_serial = w->overlap && serial_env && atoi(serial_env) != 0;
         /* BATCHCL_PCYCLIC_CHAIN_STEPS (1 .. MAX_CHAIN_STEPS) steps a launch, and
          * BATCHCL_PCYCLIC_CHAIN_TAIL single steps before the last pair */
         const char *steps_env = getenv("BATCHCL_PCYCLIC_CHAIN_STEPS");
@@ -1977,7 +1979,10 @@ static bcl_status stage_step(bsofi *w, int j, cl_mem A, size_t offA, cl_mem B, s
 }
 
 /* The column version's block column k on the third queue, after what the second queue (w->q)
- * has enqueued so far (R_kk, R_k-1,k and c_k are formed); cv_done marks it for the row version */
+ * has enqueued so far (R_kk, R_k-1,k and c_k are formed); cv_done marks it for the row version.
+ * In a batch, problem k+1's columns come after problem k's use of dS and H only through that
+ * marker: the second queue's steps wait for the main queue's chain launches (`chained`), which
+ * come after problem k's R^-1 and Q^T on the main queue. */
 static bcl_status column_on_q3(bsofi *w, int k, cl_mem H, size_t offH)
 {
     const cl_command_queue q2 = w->q;
@@ -2029,11 +2034,9 @@ static bcl_status factor_launch(bsofi *w, int k0, int steps, cl_mem A, size_t of
     for (int k = last && k0 > 0 ? k0 - 1 : k0; k <= k0 + steps && st == BCL_SUCCESS; ++k)
         if (w->slot_free[k % ns])
             st = queue_wait(w, w->slot_free[k % ns]);
-    /* BATCHCL_PCYCLIC_OVERLAP_SERIAL=1 (diagnosis of the race described at w->overlap's
-     * default): every launch waits for all the second queue has enqueued, so that none of its
-     * work runs beside the chain */
-    const char *serial = getenv("BATCHCL_PCYCLIC_OVERLAP_SERIAL");
-    for (int i = 0; i < ns && st == BCL_SUCCESS && serial && atoi(serial); ++i)
+    /* overlap_serial: every launch waits for all the second queue has enqueued, so that none of
+     * its work runs beside the chain (the third queue's column version still does) */
+    for (int i = 0; i < ns && st == BCL_SUCCESS && w->overlap_serial; ++i)
         if (w->slot_free[i])
             st = queue_wait(w, w->slot_free[i]);
     w->slot = k0 % ns;
@@ -2694,14 +2697,19 @@ static int choose_jF(const bsofi *w, const bcl_pcyclic_model *m, int forced)
     if (forced > 0)
         return forced < p - 1 ? forced : p - 1;
     const double host = (double)(p - 1) * m->host_step_s, n3 = 2.0 * w->n * w->n * (double)w->n;
+    const double rate = m->dev_gemm_flops > 0 ? m->dev_gemm_flops : 1e9;
     double dev = 0;
     int j = 1;
     while (j < p - 1) {
-        dev += m->dev_gemm_call_s + n3 * j / (m->dev_gemm_flops > 0 ? m->dev_gemm_flops : 1e9);
+        dev += m->dev_gemm_call_s + n3 * j / rate;
         if (dev > host)
             break;
         ++j;
     }
+    /* every column but the last (last_column_from_u) adds a (j+1) n x n x n product a column */
+    if (j == p - 1 &&
+        dev + (p - 1) * m->dev_gemm_call_s + n3 * (double)(p - 1) * p / 2 / rate > host)
+        return p - 2;
     return j;
 }
 
@@ -2709,9 +2717,9 @@ static void describe_plan(bsofi *w, const struct bcl_pcyclic_model_in_use *u)
 {
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
              "pcyclic method 1 (BSOFI: host panels with LAPACK, GEMMs on the device); j_F = %d of %d "
-             "block columns inverted column-wise during the factorization, the rest by rows; model "
+             "block columns inverted column-wise during the factorization%s; model "
              "(%s): host panel step %.3g ms, device GEMM %.3g GFLOP/s + %.3g us per call",
-             w->jF, w->p, u->source, u->m.host_step_s * 1e3, u->m.dev_gemm_flops * 1e-9,
+             w->jF, w->p, last_column_from_u(w) ? "" : ", the rest by rows", u->source, u->m.host_step_s * 1e3, u->m.dev_gemm_flops * 1e-9,
              u->m.dev_gemm_call_s * 1e6);
 }
 
@@ -2768,6 +2776,9 @@ static void append_chain_note(bsofi *w)
     if (w->overlap && w->panel_shuffle && w->chain_groups > 0)
         snprintf(plan + strlen(plan), cap - strlen(plan),
                  "; qr_chain in at most %d groups taking its roles in turn", w->chain_groups);
+    if (w->overlap_serial)
+        snprintf(plan + strlen(plan), cap - strlen(plan),
+                 "; each launch waits for the second queue (BATCHCL_PCYCLIC_OVERLAP_SERIAL)");
 }
 
 /* the plan line's note on the column version where it runs beside BSOF on a third queue and where
@@ -2823,7 +2834,7 @@ static void plan_columns(bsofi *w)
              "pcyclic method 3 (BSOFI on the device: blocked Householder panels of %d columns in "
              "kernels, %d work-items a panel, %s%s, %s%s%s; Q^(k) %s; GEMMs on the device); R_kk^-1 by "
              "back substitution on diagonal blocks of %d and GEMMs above them; j_F = %d of %d "
-             "block columns inverted column-wise, the rest by rows",
+             "block columns inverted column-wise%s",
              w->nb, w->panel_wg,
              !w->panel_rows ? "in global memory"
              : w->panel_rpl ? (w->panel_shuffle ? "in registers by rows, warp shuffles"
@@ -2841,7 +2852,8 @@ static void plan_columns(bsofi *w)
                                        "[0; A_k+1] too"
                                      : "= I - V T V^T by GEMMs")
                        : "from the block reflectors (qr_apply)",
-             w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p);
+             w->tri_leaf > 0 && w->tri_leaf < w->n ? w->tri_leaf : w->n, w->jF, w->p,
+             last_column_from_u(w) ? "" : ", the rest by rows");
     append_chain_note(w);
     append_cv_note(w);
     append_rows_note(w);
@@ -2858,7 +2870,7 @@ static void to_double(const void *src, int dbl, size_t count, double *dst)
             dst[i] = ((const float *)src)[i];
 }
 
-/* BATCHCL_TIMELINE: the device panels' kernels and the two queues' steps recorded for
+/* BATCHCL_TIMELINE: the device panels' kernels and the queues' steps recorded for
  * bcl_last_step_times (bsofi_release stops the recording) */
 static void timeline_start(bcl_context *ctx, int dev_panels)
 {

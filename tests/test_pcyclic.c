@@ -446,8 +446,8 @@ static void test_variants(void **state)
         if (!tu_quick())
             check_batch(ctx, 1, 0, 0, 40, 2, 2, "device panels by rows, one launch a panel");
         /* BSOF on two queues (where qr_chain takes the panels and GEMMs form Q^(k); only on
-         * request since a race showed on the H200, src/pcyclic.c), forced: each panel's launch also applies Q^(k)^T to the trailing [0; A_k+1]
-         * (the next panel) while the second queue forms Q^(k) and the last block column's chain.
+         * request since a race showed on the H200, src/pcyclic.c), forced: each panel's launch
+         * also applies Q^(k)^T to the trailing [0; A_k+1] (the next panel) while the second queue forms Q^(k) and the last block column's chain.
          * Around the panel by rows in blocks of 8 (n = 37: five blocks and five trailing groups),
          * a batch of two ill-conditioned problems at p = 7 (the panel slots reused, the last pair
          * waiting for the second queue's Rt); by columns p = 2 (the first pair is the last:
@@ -502,8 +502,12 @@ static void test_variants(void **state)
             fail_msg("expected the third queue and U in: %s", bcl_last_kernel(ctx));
         use_method(ctx, 3, 4);
         check_batch(ctx, 0, 0, 0, 37, 5, 1, "two queues, j_F = p - 1, float");
+        if (!strstr(bcl_last_kernel(ctx), "last block column from the others"))
+            fail_msg("expected U in: %s", bcl_last_kernel(ctx));
         use_method(ctx, 3, 1);
         check_batch(ctx, 1, 0, 0, 40, 2, 1, "two queues, j_F = p - 1, p = 2");
+        if (!strstr(bcl_last_kernel(ctx), "last block column from the others"))
+            fail_msg("expected U in: %s", bcl_last_kernel(ctx));
         use_method(ctx, 3, 0);
         unsetenv("BATCHCL_PCYCLIC_QFORM");
         setenv("BATCHCL_PCYCLIC_OVERLAP", "0", 1); /* the rest of the test on one queue */
