@@ -375,12 +375,13 @@ typedef struct {
 } bsofi;
 
 /* The workspace's device buffers (about 12 N n + 20 n^2 values with the device panels, up to
- * 20 n^2 more for the panel slots of BSOF on two queues, 11 N n with the host's), kept in the context between calls until bcl_destroy
- * (BATCHCL_PCYCLIC_KEEP=0: released after each call). Allocating and releasing them in every
- * call cost 1.2-1.6 ms a call on the H100 at n = 256, 512 and 1024. Reusing them is safe because
- * bsofi_release waits for all three queues; within a call the second queue's work waits for events of
- * the main queue's and the other way round, and its GEMMs have temporaries of their own (TMP2,
- * WORK2), as have the third queue's (TMP3, WORK3), where the column version runs beside BSOF. */
+ * 20 n^2 more for the panel slots of BSOF on two queues, 11 N n with the host's), kept in the
+ * context between calls until bcl_destroy (BATCHCL_PCYCLIC_KEEP=0: released after each call).
+ * Allocating and releasing them in every call cost 1.2-1.6 ms a call on the H100 at n = 256, 512
+ * and 1024. Reusing them is safe because bsofi_release waits for all three queues; within a call
+ * the second queue's work waits for events of the main queue's and the other way round, and its
+ * GEMMs have temporaries of their own (TMP2, WORK2), as have the third queue's (TMP3, WORK3),
+ * where the column version runs beside BSOF. */
 enum {
     WS_T, WS_Q, WS_S, WS_R, WS_P, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP,
     WS_GEMM_WORK, WS_GEMM_TMP2, WS_GEMM_WORK2, WS_GEMM_TMP3, WS_GEMM_WORK3, WS_COUNT
@@ -919,9 +920,9 @@ static bcl_status invert_row_groups(bsofi *w, cl_mem H, size_t offH, int *rows_l
 }
 
 /* Row version (BSTRI_RV) for the block columns from jF on (with last_column_from_u only X_p-1,p-1
- * and the last column's product by it): X_ii = R_ii^-1 (i >= jF); the last
- * block column's Y_i = -X_ii R_i,p-1 (one batched GEMM) times X_p-1,p-1 (one TRMM, or a GEMM with
- * gemm.cl); the row multipliers Xt_i = -X_ii R_i,i+1 (one batched GEMM); then block rows
+ * and the last column's product by it): X_ii = R_ii^-1 (i >= jF); the last block column's
+ * Y_i = -X_ii R_i,p-1 (one batched GEMM) times X_p-1,p-1 (one TRMM, or a GEMM with gemm.cl); the
+ * row multipliers Xt_i = -X_ii R_i,i+1 (one batched GEMM); then block rows
  * p-2 .. 0: X_i,c = Xt_i X_i+1,c (+ the last column's term), c >= max(i+1, jF), the bottom ones
  * in groups where row_groups_used. */
 static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
@@ -2014,13 +2015,12 @@ static bcl_status column_on_q3(bsofi *w, int k, cl_mem H, size_t offH)
  * once the second queue is done with every slot the launch writes. The second queue, after the
  * launch, step by step: V, R_kk and Q = I (v_from_panel), Q^(k) by GEMMs, R_k,k+1 copied out,
  * R_k,p-1 and Rt_k+1, the column version's block column k where j_F asks for it (enqueued on
- * the third queue, column_on_q3), and step
- * k + nslots's blocks staged into the slot. What each queue leaves is the same as
- * factor_step_dev's (the products in another order). On the H200, bench pcyclic --order 10000,
- * one step a launch against one queue in one run, two rounds: n = 192 22.9 / 22.9 ms against
- * 26.6 / 26.6, 256 23.7 / 23.7 against 26.6 / 26.6, 384 33.3 / 33.3 against 36.0 / 36.0, 512
- * 36.7 / 36.8 against 37.5 / 37.4, but 1024 63.0 / 63.0 against 55.5 / 55.5 (the second queue's
- * GEMMs hold the compute units the chain waits for). */
+ * the third queue, column_on_q3), and step k + nslots's blocks staged into the slot. What each
+ * queue leaves is the same as factor_step_dev's (the products in another order). On the H200,
+ * bench pcyclic --order 10000, one step a launch against one queue in one run, two rounds: n = 192
+ * 22.9 / 22.9 ms against 26.6 / 26.6, 256 23.7 / 23.7 against 26.6 / 26.6, 384 33.3 / 33.3 against
+ * 36.0 / 36.0, 512 36.7 / 36.8 against 37.5 / 37.4, but 1024 63.0 / 63.0 against 55.5 / 55.5 (the
+ * second queue's GEMMs hold the compute units the chain waits for). */
 static bcl_status factor_launch(bsofi *w, int k0, int steps, cl_mem A, size_t offA, cl_mem B,
                                 size_t offB, cl_mem H, size_t offH)
 {
@@ -2719,8 +2719,8 @@ static void describe_plan(bsofi *w, const struct bcl_pcyclic_model_in_use *u)
              "pcyclic method 1 (BSOFI: host panels with LAPACK, GEMMs on the device); j_F = %d of %d "
              "block columns inverted column-wise during the factorization%s; model "
              "(%s): host panel step %.3g ms, device GEMM %.3g GFLOP/s + %.3g us per call",
-             w->jF, w->p, last_column_from_u(w) ? "" : ", the rest by rows", u->source, u->m.host_step_s * 1e3, u->m.dev_gemm_flops * 1e-9,
-             u->m.dev_gemm_call_s * 1e6);
+             w->jF, w->p, last_column_from_u(w) ? "" : ", the rest by rows", u->source,
+             u->m.host_step_s * 1e3, u->m.dev_gemm_flops * 1e-9, u->m.dev_gemm_call_s * 1e6);
 }
 
 /* what the host's part took, appended to the plan: the panels are the critical path when the
