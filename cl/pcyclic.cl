@@ -744,6 +744,16 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
  * the chain's waiting groups leave compute units to the second queue's kernels; a ticket past
  * the launch's roles ends the group. Elsewhere one role a group (PoCL: no barrier in a loop whose
  * trip count comes from local memory). */
+/* The hand-offs between groups (stores, a barrier, then work-item 0's fence and atomic on a
+ * flag or counter; the waiting side's work-item 0 spins, fences, then a barrier) need a fence of
+ * device scope. On NVIDIA, OpenCL 1.2's mem_fence(CLK_GLOBAL_MEM_FENCE) compiles to membar.cta
+ * (group scope): bench pcyclic --same-bits found about 5 % of calls wrong at n = 256 with a second
+ * queue's kernels beside the chain, none of 206 with membar.gl (PTX's device-scope fence). */
+#ifdef BCL_PTX_SHUFFLE
+#define CH_GFENCE() asm volatile("membar.gl;" ::: "memory")
+#else
+#define CH_GFENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
 #ifdef BCL_PTX_SHUFFLE
 #define CH_ROLE_LOOP for (int role_ = 0; role_ < roles; ++role_)
 #define CH_ROLE_CHECK(past) if (past) break
@@ -809,7 +819,7 @@ static uint chain_now(void)
         volatile __global const int *done = sync - sync_stride + CH_TDONE;                         \
         while (*done < ntrail)                                                                     \
             ;                                                                                      \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+        CH_GFENCE();                                                                               \
     }                                                                                              \
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                           \
     volatile __global const real *Pcol = P; /* written in this launch, maybe */                    \
@@ -835,6 +845,7 @@ static uint chain_now(void)
             volatile __global const int *flag = sync + 1 + nblk + b;                               \
             while (*flag == 0)                                                                     \
                 ;                                                                                  \
+            CH_GFENCE();                                                                           \
         }                                                                                          \
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                       \
         CH_MARK(CH_LEAD && b == bm - 1, 1);                                                        \
@@ -913,11 +924,11 @@ static uint chain_now(void)
     barrier(CLK_GLOBAL_MEM_FENCE); /* outside the branch: PoCL wants no barrier under an if */     \
     CH_TRAIL_MARK;                                                                                 \
     if (trail && lid == 0) {                                                                       \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+        CH_GFENCE();                                                                               \
         atomic_inc(sync + CH_TDONE);                                                               \
     }                                                                                              \
     if (bm > 0 && !trail && lid == 0) {                                                            \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+        CH_GFENCE();                                                                               \
         atomic_inc(sync + 1 + bm);                                                                 \
     }                                                                                              \
     const int lead = !trail && (g % gpb == gpb - 1 || g == ngroups - 1); /* block's last ticket */ \
@@ -926,7 +937,7 @@ static uint chain_now(void)
         const int groups = min(gpb, ngroups - bm * gpb);                                           \
         while (*written < groups)                                                                  \
             ;                                                                                      \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+        CH_GFENCE();                                                                               \
     }                                                                                              \
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                           \
     const int j0 = bm * QR_NB, nbk = lead ? min(QR_NB, n - j0) : 0;                                \
@@ -940,7 +951,7 @@ static uint chain_now(void)
     barrier(CLK_GLOBAL_MEM_FENCE);                                                                 \
     CH_MARK(lead, 6);                                                                              \
     if (lid == 0 && lead) {                                                                        \
-        mem_fence(CLK_GLOBAL_MEM_FENCE);                                                           \
+        CH_GFENCE();                                                                               \
         atomic_xchg(sync + 1 + nblk + bm, 1);                                                      \
     }                                                                                              \
     }                                                                                              \

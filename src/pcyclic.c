@@ -262,8 +262,8 @@ static const char *clblast_status_name(CLBlastStatusCode s)
 #define MAX_CHAIN_STEPS 8 /* steps of BSOF in one qr_chain launch, at most */
 #define MAX_SLOTS (2 * MAX_CHAIN_STEPS + 1)
 #define CHAIN_TAIL_DEFAULT 2
-/* Where BSOF runs on two queues (only on request now: BATCHCL_PCYCLIC_OVERLAP=1) up to this n
- * (NVIDIA: the shuffle build, whose qr_chain loops over roles), qr_chain launches
+/* Where BSOF runs on two queues up to this n (NVIDIA: the shuffle build, whose qr_chain loops
+ * over roles), qr_chain launches
  * CHAIN_GROUPS_DEFAULT groups that take the roles in turn, so that its waiting groups leave
  * compute units to the second queue, and CHAIN_STEPS_DEFAULT steps a launch; elsewhere a group
  * a role and a step a launch. H200, bench pcyclic --order 10000, ms (steps a launch S, groups G;
@@ -275,6 +275,7 @@ static const char *clblast_status_name(CLBlastStatusCode s)
  *   waiting groups took every compute unit the second queue's kernels would have had: 280 us
  *   between launches of three steps, against 25 between launches of one). */
 #define CHAIN_GROUPS_NMAX 256
+#define OVERLAP_NMAX 512 /* BSOF on two queues on NVIDIA up to this n */
 #define CHAIN_GROUPS_DEFAULT 96
 #define CHAIN_STEPS_DEFAULT 3
 
@@ -331,7 +332,7 @@ typedef struct {
      * up before the last pair, which needs its Rt) */
     int overlap;
     int overlap_serial; /* BATCHCL_PCYCLIC_OVERLAP_SERIAL=1: each launch waits for the second
-                         * queue (diagnosis of the race described at w->overlap's default) */
+                         * queue (diagnosis: nothing of it runs beside the chain) */
     int nslots, slot, chain_steps, chain_tail;
     int chain_groups; /* groups a qr_chain launch, taking roles in turn (0: one a role) */
     size_t slot_stride;
@@ -1239,25 +1240,24 @@ static bcl_status dev_kernels(bsofi *w)
             while (256 * w->chain_rpl < 2 * w->n)
                 w->chain_rpl *= 2;
         }
-        /* BSOF on two queues where qr_chain takes the panels and GEMMs form Q^(k), only where
-         * BATCHCL_PCYCLIC_OVERLAP=1 asks for it (tests, measurements). It was NVIDIA's default up
-         * to n = 512 from the twenty-eighth session to the thirty-third; in the thirty-fourth,
-         * bench pcyclic --same-bits found it racy on the H200 (driver 580.159.04): at n = 256
-         * about one call in twenty returned a wrong inverse (scaled residual about 1e7 instead of
-         * 1e-4, a different one each time), 21 of 384 calls compared in 22 processes, the code of
-         * the thirty-second session (one step a launch, two slots) included (1 of 56), and in one
-         * more process (one step a launch, a group a role) 29 of 29. With one queue 0 of 88, and
-         * with the main queue waiting for all of the second queue's work before each launch
-         * (BATCHCL_PCYCLIC_OVERLAP_SERIAL=1) 0 of 76; the cause is not found (README). One queue
-         * costs n = 256 21.7 -> 25.4 ms. The trailing groups hold chain_tch chunks of columns
-         * (BATCHCL_PCYCLIC_CHAIN_TCH, 1 to 8): 2 up to n = 256, 4 beyond. On the H200 (bench
-         * pcyclic --order 10000, two rounds in one run, ms for 2 / 4 / 8 chunks) n = 192 22.9 /
-         * 23.2 / 24.0, 256 23.7 / 24.0 / 24.8, 384 34.0 / 33.3 / 38.1, 512 38.3 / 36.7 / 43.1;
+        /* BSOF on two queues where qr_chain takes the panels and GEMMs form Q^(k): NVIDIA's
+         * default up to n = OVERLAP_NMAX; BATCHCL_PCYCLIC_OVERLAP=0 keeps one queue, 1 takes two
+         * wherever it can (tests). H200, bench pcyclic --order 10000, ms on two queues / one:
+         * n = 128 22.9 / 22.9, 192 21.1 / 25.6, 256 22.4 / 26.0, 384 31.6 / 34.6, 512 35.9 / 36.7.
+         * Until the thirty-fifth session qr_chain's hand-offs between groups fenced with
+         * mem_fence, which NVIDIA compiles to membar.cta: with the second queue's kernels beside
+         * the chain about one call in twenty returned a wrong inverse at n = 256 (bench pcyclic
+         * --same-bits, 21 of 384 calls), so two queues were off by default for a session; with
+         * device-scope fences (CH_GFENCE) none of 442.
+         * The trailing groups hold chain_tch chunks of columns (BATCHCL_PCYCLIC_CHAIN_TCH, 1 to
+         * 8): 2 up to n = 256, 4 beyond. On the H200 (bench pcyclic --order 10000, two rounds in
+         * one run, ms for 2 / 4 / 8 chunks) n = 192 22.9 / 23.2 / 24.0, 256 23.7 / 24.0 / 24.8,
+         * 384 34.0 / 33.3 / 38.1, 512 38.3 / 36.7 / 43.1;
          * with one chunk a group (twice the groups the device holds at once) the second queue's
          * kernels waited for the chain's last groups to start: n = 256 26.0 ms */
         const char *overlap_env = getenv("BATCHCL_PCYCLIC_OVERLAP");
         w->overlap = w->chain_cpg && v_from_p && w->q_gemm && w->ctx->nqueues > 1 &&
-                     overlap_env && !strcmp(overlap_env, "1");
+                     (overlap_env ? !strcmp(overlap_env, "1") : nvidia && w->n <= OVERLAP_NMAX);
         const char *serial_env = getenv("BATCHCL_PCYCLIC_OVERLAP_SERIAL");
         w->overlap_serial = w->overlap && serial_env && atoi(serial_env) != 0;
         /* BATCHCL_PCYCLIC_CHAIN_STEPS (1 .. MAX_CHAIN_STEPS) steps a launch, and
