@@ -744,15 +744,52 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
  * the chain's waiting groups leave compute units to the second queue's kernels; a ticket past
  * the launch's roles ends the group. Elsewhere one role a group (PoCL: no barrier in a loop whose
  * trip count comes from local memory). */
-/* The hand-offs between groups (stores, a barrier, then work-item 0's fence and atomic on a
- * flag or counter; the waiting side's work-item 0 spins, fences, then a barrier) need a fence of
- * device scope. On NVIDIA, OpenCL 1.2's mem_fence(CLK_GLOBAL_MEM_FENCE) compiles to membar.cta
- * (group scope): bench pcyclic --same-bits found about 5 % of calls wrong at n = 256 with a second
- * queue's kernels beside the chain, none of 206 with membar.gl (PTX's device-scope fence). */
+/* The hand-offs between groups: stores, a barrier, then work-item 0 raises a flag or counts
+ * (CH_RELEASE_*); the waiting side's work-item 0 spins (CH_WAIT_GE), then a barrier. They need
+ * release and acquire at device scope. On NVIDIA, OpenCL 1.2's mem_fence(CLK_GLOBAL_MEM_FENCE)
+ * compiles to membar.cta (group scope): bench pcyclic --same-bits found about 5 % of calls wrong at
+ * n = 256 with the second queue's kernels beside the chain. So PTX there: acquire loads and
+ * release reductions / stores from sm_70 on (-DBCL_PTX_ACQUIRE), membar.gl before (none wrong of
+ * about 620 calls with either; n = 256 22.1 ms against 22.4 with membar.gl on the H200);
+ * elsewhere mem_fence and the atomics. */
 #ifdef BCL_PTX_SHUFFLE
-#define CH_GFENCE() asm volatile("membar.gl;" ::: "memory")
+#define CH_DEVICE_FENCE() asm volatile("membar.gl;" ::: "memory")
 #else
-#define CH_GFENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#define CH_DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+#if defined(BCL_PTX_SHUFFLE) && defined(BCL_PTX_ACQUIRE)
+static int ch_acquire(volatile __global const int *p)
+{
+    int v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"((ulong)p) : "memory");
+    return v;
+}
+#define CH_WAIT_GE(p, target)                                                                     \
+    do {                                                                                          \
+        while (ch_acquire(p) < (target))                                                          \
+            ;                                                                                     \
+    } while (0)
+#define CH_RELEASE_INC(p)                                                                         \
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"((ulong)(p)) : "memory")
+#define CH_RELEASE_SET(p)                                                                         \
+    asm volatile("st.release.gpu.global.u32 [%0], 1;" ::"l"((ulong)(p)) : "memory")
+#else
+#define CH_WAIT_GE(p, target)                                                                     \
+    do {                                                                                          \
+        while (*(p) < (target))                                                                   \
+            ;                                                                                     \
+        CH_DEVICE_FENCE();                                                                        \
+    } while (0)
+#define CH_RELEASE_INC(p)                                                                         \
+    do {                                                                                          \
+        CH_DEVICE_FENCE();                                                                        \
+        atomic_inc(p);                                                                            \
+    } while (0)
+#define CH_RELEASE_SET(p)                                                                         \
+    do {                                                                                          \
+        CH_DEVICE_FENCE();                                                                        \
+        atomic_xchg(p, 1);                                                                        \
+    } while (0)
 #endif
 #ifdef BCL_PTX_SHUFFLE
 #define CH_ROLE_LOOP for (int role_ = 0; role_ < roles; ++role_)
@@ -817,9 +854,7 @@ static uint chain_now(void)
     offT0 = offT_base + (ulong)slot * tb_stride;                                                   \
     if (lid == 0 && step > 0 && !trail) { /* the panel's top: the step before's trailing groups */ \
         volatile __global const int *done = sync - sync_stride + CH_TDONE;                         \
-        while (*done < ntrail)                                                                     \
-            ;                                                                                      \
-        CH_GFENCE();                                                                               \
+        CH_WAIT_GE(done, ntrail);                                                                  \
     }                                                                                              \
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                           \
     volatile __global const real *Pcol = P; /* written in this launch, maybe */                    \
@@ -843,9 +878,7 @@ static uint chain_now(void)
         const int jb = b * QR_NB, nbb = min(QR_NB, n - jb);                                        \
         if (lid == 0 && act) {                                                                     \
             volatile __global const int *flag = sync + 1 + nblk + b;                               \
-            while (*flag == 0)                                                                     \
-                ;                                                                                  \
-            CH_GFENCE();                                                                           \
+            CH_WAIT_GE(flag, 1);                                                                   \
         }                                                                                          \
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                       \
         CH_MARK(CH_LEAD && b == bm - 1, 1);                                                        \
@@ -924,20 +957,16 @@ static uint chain_now(void)
     barrier(CLK_GLOBAL_MEM_FENCE); /* outside the branch: PoCL wants no barrier under an if */     \
     CH_TRAIL_MARK;                                                                                 \
     if (trail && lid == 0) {                                                                       \
-        CH_GFENCE();                                                                               \
-        atomic_inc(sync + CH_TDONE);                                                               \
+        CH_RELEASE_INC(sync + CH_TDONE);                                                           \
     }                                                                                              \
     if (bm > 0 && !trail && lid == 0) {                                                            \
-        CH_GFENCE();                                                                               \
-        atomic_inc(sync + 1 + bm);                                                                 \
+        CH_RELEASE_INC(sync + 1 + bm);                                                             \
     }                                                                                              \
     const int lead = !trail && (g % gpb == gpb - 1 || g == ngroups - 1); /* block's last ticket */ \
     if (lead && bm > 0 && lid == 0) {                                                              \
         volatile __global const int *written = sync + 1 + bm;                                      \
         const int groups = min(gpb, ngroups - bm * gpb);                                           \
-        while (*written < groups)                                                                  \
-            ;                                                                                      \
-        CH_GFENCE();                                                                               \
+        CH_WAIT_GE(written, groups);                                                               \
     }                                                                                              \
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);                                           \
     const int j0 = bm * QR_NB, nbk = lead ? min(QR_NB, n - j0) : 0;                                \
@@ -951,8 +980,7 @@ static uint chain_now(void)
     barrier(CLK_GLOBAL_MEM_FENCE);                                                                 \
     CH_MARK(lead, 6);                                                                              \
     if (lid == 0 && lead) {                                                                        \
-        CH_GFENCE();                                                                               \
-        atomic_xchg(sync + 1 + nblk + bm, 1);                                                      \
+        CH_RELEASE_SET(sync + 1 + nblk + bm);                                                      \
     }                                                                                              \
     }                                                                                              \
     }

@@ -1291,10 +1291,18 @@ static bcl_status dev_kernels(bsofi *w)
                 snprintf(extra_opt, sizeof extra_opt, " -DAPPLY_RPL=%d -DAPPLY_CT=%d -DAPPLY_KEEP=%d",
                          w->apply_rpl, w->apply_ct, w->apply_keep);
             size_t len = strlen(extra_opt);
+            /* qr_chain's hand-offs by PTX acquire loads and release reductions from compute
+             * capability 7 (sm_70) on, by membar.gl before that (cl/pcyclic.c, CH_WAIT_GE);
+             * BATCHCL_PCYCLIC_PTX_ACQUIRE=0 takes membar.gl anywhere (tests of that path) */
+            const char *arch = w->ctx->dev.architecture;
+            const char *acq_env = getenv("BATCHCL_PCYCLIC_PTX_ACQUIRE");
+            const int ptx_acquire = !strncmp(arch, "sm_", 3) && atoi(arch + 3) >= 70 &&
+                                    !(acq_env && !strcmp(acq_env, "0"));
             if (w->chain_cpg)
                 snprintf(extra_opt + len, sizeof extra_opt - len,
-                         " -DCHAIN_CPG=%d -DCHAIN_RPL=%d -DCHAIN_TCH=%d%s", w->chain_cpg,
-                         w->chain_rpl, w->chain_tch, w->chain_clock ? " -DCHAIN_CLOCK" : "");
+                         " -DCHAIN_CPG=%d -DCHAIN_RPL=%d -DCHAIN_TCH=%d%s%s", w->chain_cpg,
+                         w->chain_rpl, w->chain_tch, w->chain_clock ? " -DCHAIN_CLOCK" : "",
+                         ptx_acquire ? " -DBCL_PTX_ACQUIRE" : "");
             len = strlen(extra_opt);
             snprintf(extra_opt + len, sizeof extra_opt - len, " -DTRI_NMAX=%d -DTRI_COLS=%d",
                      tri_nmax, w->tri_cols);
