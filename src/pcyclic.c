@@ -1242,13 +1242,14 @@ static bcl_status dev_kernels(bsofi *w)
         }
         /* BSOF on two queues where qr_chain takes the panels and GEMMs form Q^(k): NVIDIA's
          * default up to n = OVERLAP_NMAX; BATCHCL_PCYCLIC_OVERLAP=0 keeps one queue, 1 takes two
-         * wherever it can (tests). H200, bench pcyclic --order 10000, ms on two queues / one:
-         * n = 128 22.9 / 22.9, 192 21.1 / 25.6, 256 22.4 / 26.0, 384 31.6 / 34.6, 512 35.9 / 36.7.
-         * Until the thirty-fifth session qr_chain's hand-offs between groups fenced with
-         * mem_fence, which NVIDIA compiles to membar.cta: with the second queue's kernels beside
-         * the chain about one call in twenty returned a wrong inverse at n = 256 (bench pcyclic
-         * --same-bits, 21 of 384 calls), so two queues were off by default for a session; with
-         * device-scope fences (CH_GFENCE) none of 442.
+         * wherever it can (tests). H200, bench pcyclic --order 10000, ms on two queues / one
+         * (with membar.gl at qr_chain's hand-offs): n = 128 22.9 / 22.9, 192 21.1 / 25.6, 256
+         * 22.4 / 26.0, 384 31.6 / 34.6, 512 35.9 / 36.7; with acquire / release, 256 22.0 / 25.7.
+         * Until the thirty-fifth session those hand-offs fenced with mem_fence, which NVIDIA
+         * compiles to membar.cta: with the second queue's kernels beside the chain about one call
+         * in twenty returned a wrong inverse at n = 256 (bench pcyclic --same-bits, 21 of 384
+         * calls), so two queues were off by default for a session; with device scope
+         * (CH_WAIT_GE, CH_RELEASE_*) none of about 620.
          * The trailing groups hold chain_tch chunks of columns (BATCHCL_PCYCLIC_CHAIN_TCH, 1 to
          * 8): 2 up to n = 256, 4 beyond. On the H200 (bench pcyclic --order 10000, two rounds in
          * one run, ms for 2 / 4 / 8 chunks) n = 192 22.9 / 23.2 / 24.0, 256 23.7 / 24.0 / 24.8,
