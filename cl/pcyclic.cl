@@ -750,7 +750,7 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
  * compiles to membar.cta (group scope): bench pcyclic --same-bits found about 5 % of calls wrong at
  * n = 256 with the second queue's kernels beside the chain. So PTX there: acquire loads and
  * release reductions / stores from sm_70 on (-DBCL_PTX_ACQUIRE), membar.gl before (none wrong of
- * about 620 calls with either; n = 256 22.1 ms against 22.4 with membar.gl on the H200);
+ * about 1 300 calls with these; n = 256 22.1 ms against 22.4 with membar.gl on the H200);
  * elsewhere mem_fence and the atomics. */
 #ifdef BCL_PTX_SHUFFLE
 #define CH_DEVICE_FENCE() asm volatile("membar.gl;" ::: "memory")

@@ -1249,7 +1249,7 @@ static bcl_status dev_kernels(bsofi *w)
          * compiles to membar.cta: with the second queue's kernels beside the chain about one call
          * in twenty returned a wrong inverse at n = 256 (bench pcyclic --same-bits, 21 of 384
          * calls), so two queues were off by default for a session; with device scope
-         * (CH_WAIT_GE, CH_RELEASE_*) none of about 620.
+         * (CH_WAIT_GE, CH_RELEASE_*) none of about 1 300.
          * The trailing groups hold chain_tch chunks of columns (BATCHCL_PCYCLIC_CHAIN_TCH, 1 to
          * 8): 2 up to n = 256, 4 beyond. On the H200 (bench pcyclic --order 10000, two rounds in
          * one run, ms for 2 / 4 / 8 chunks) n = 192 22.9 / 23.2 / 24.0, 256 23.7 / 24.0 / 24.8,
