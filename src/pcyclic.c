@@ -2245,6 +2245,27 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
     return s;
 }
 
+/* The second and third queues' work done and without error, before a call reports success: a
+ * failed command shows in its queue's clFinish or in the status of a later marker (slot_free,
+ * cv_done), which the main queue's waits do not pass on to the caller. */
+static bcl_status finish_side_queues(bsofi *w)
+{
+    cl_int err = w->q3 ? clFinish(w->q3) : CL_SUCCESS;
+    if (err == CL_SUCCESS && w->q2)
+        err = clFinish(w->q2);
+    if (err != CL_SUCCESS)
+        return bcl_cl_fail(w->ctx, err, "clFinish on the second or third queue");
+    for (int i = 0; i <= MAX_SLOTS; ++i) {
+        cl_event mark = i < MAX_SLOTS ? w->slot_free[i] : w->cv_done;
+        cl_int status = CL_COMPLETE;
+        if (mark && clGetEventInfo(mark, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                                   &status, NULL) == CL_SUCCESS &&
+            status < 0)
+            return bcl_cl_fail(w->ctx, status, "a command on the second or third queue");
+    }
+    return BCL_SUCCESS;
+}
+
 static void bsofi_release(bsofi *w)
 {
     if (w->ctx)
@@ -2949,6 +2970,8 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
         if (s == BCL_SUCCESS && err != CL_SUCCESS)
             s = bcl_cl_fail(ctx, err, "clFinish");
     }
+    if (s == BCL_SUCCESS)
+        s = finish_side_queues(&w);
     if (s == BCL_SUCCESS) {
         memcpy(info, info_tmp, sizeof *info * batch);
         describe_time(&w, seconds_now() - t_start, batch);
@@ -3009,6 +3032,8 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
         to_double(raw, dbl, blocks, Bh);
         s = bsofi_one(&w, Ah, Bh, H, offH + k * NN, &info_h[k]);
     }
+    if (s == BCL_SUCCESS)
+        s = finish_side_queues(&w);
     if (s == BCL_SUCCESS) {
         if (!dev_panels)
             err = clEnqueueWriteBuffer(w.q, info, CL_TRUE, offInfo * sizeof(int),
