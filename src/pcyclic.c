@@ -1293,7 +1293,7 @@ static bcl_status dev_kernels(bsofi *w)
                          w->apply_rpl, w->apply_ct, w->apply_keep);
             size_t len = strlen(extra_opt);
             /* qr_chain's hand-offs by PTX acquire loads and release reductions from compute
-             * capability 7 (sm_70) on, by membar.gl before that (cl/pcyclic.c, CH_WAIT_GE);
+             * capability 7 (sm_70) on, by membar.gl before that (cl/pcyclic.cl, CH_WAIT_GE);
              * BATCHCL_PCYCLIC_PTX_ACQUIRE=0 takes membar.gl anywhere (tests of that path) */
             const char *arch = w->ctx->dev.architecture;
             const char *acq_env = getenv("BATCHCL_PCYCLIC_PTX_ACQUIRE");

@@ -446,9 +446,9 @@ static void test_variants(void **state)
         if (!tu_quick())
             check_batch(ctx, 1, 0, 0, 40, 2, 2, "device panels by rows, one launch a panel");
         /* BSOF on two queues (NVIDIA's default up to n = 512 where qr_chain takes the panels
-         * and GEMMs form Q^(k)), forced: each panel's launch
-         * also applies Q^(k)^T to the trailing [0; A_k+1] (the next panel) while the second queue
-         * forms Q^(k) and the last block column's chain.
+         * and GEMMs form Q^(k)), forced: each panel's launch also applies Q^(k)^T to the trailing
+         * [0; A_k+1] (the next panel) while the second queue forms Q^(k) and the last block
+         * column's chain.
          * Around the panel by rows in blocks of 8 (n = 37: five blocks and five trailing groups),
          * a batch of two ill-conditioned problems at p = 7 (the panel slots reused, the last pair
          * waiting for the second queue's Rt); by columns p = 2 (the first pair is the last:
