@@ -1351,6 +1351,21 @@ static void free_arrays(int dbl, double *A, double *B, void *Ap, void *Bp, void 
 
 /* One precision's table (dbl: double, else float; A, B random in double, rounded to float first
  * for a float run, so that the residual's H is the one inverted). */
+/* the largest scaled residual of a batch of p-cyclic inverses X (NaN wins) */
+static double batch_pcyclic_residual(int n, int p, size_t batch, const double *A, const double *B,
+                                     int dbl, const void *X)
+{
+    const size_t blocks = (size_t)p * n * n, NN = blocks * p;
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    double res = 0;
+    for (size_t k = 0; k < batch; ++k) {
+        const double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks, dbl,
+                                                  (const char *)X + k * NN * es);
+        res = rk > res || isnan(rk) ? rk : res;
+    }
+    return res;
+}
+
 static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
                                     const bcl_device_info *dev, int dbl)
 {
@@ -1464,28 +1479,17 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
                     }
                     if (rep > 1 && memcmp(X, Xr, NN * batch * es) != 0 && !differ++) {
                         first_differ = rep; /* its residual (outside the timed call) */
-                        for (size_t k = 0; k < batch; ++k) {
-                            const double rk =
-                                oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks, dbl,
-                                                        (const char *)Xr + k * NN * es);
-                            rd = rk > rd || isnan(rk) ? rk : rd;
-                        }
+                        rd = batch_pcyclic_residual(n, p, batch, A, B, dbl, Xr);
                     }
                 }
             }
             if (Xr && st == BCL_SUCCESS) {
                 printf("# n = %d: %d of %d timed calls differ from the first", n, differ,
                        o->reps - 1);
-                double r1 = -1; /* the first call's own residual: which side is wrong */
-                for (size_t k = 0; differ && k < batch; ++k) {
-                    const double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks,
-                                                              dbl, (const char *)X + k * NN * es);
-                    r1 = rk > r1 || isnan(rk) ? rk : r1;
-                }
-                if (differ)
+                if (differ) /* with the first call's own residual: which side is wrong */
                     printf(" (the first of them: call %d, residual %.3g; the first call's "
                            "residual %.3g)",
-                           first_differ, rd, r1);
+                           first_differ, rd, batch_pcyclic_residual(n, p, batch, A, B, dbl, X));
                 printf("\n");
             }
             free(Xr);
@@ -1499,12 +1503,7 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
                 char plan[1024]; /* bcl_last_kernel holds at most 1023 characters */
                 snprintf(plan, sizeof plan, "%s", bcl_last_kernel(ctx));
                 clEnqueueReadBuffer(q, dH, CL_TRUE, 0, NN * batch * es, X, 0, NULL, NULL);
-                double res = 0;
-                for (size_t k = 0; k < batch; ++k) {
-                    double rk = oracle_pcyclic_residual(n, p, A + k * blocks, B + k * blocks,
-                                                        dbl, (const char *)X + k * NN * es);
-                    res = rk > res || isnan(rk) ? rk : res;
-                }
+                const double res = batch_pcyclic_residual(n, p, batch, A, B, dbl, X);
                 double t0 = hu_now();
                 bcl_status sh = dbl ? bcl_dpcyclic_inv(ctx, n, p, batch, A, B, X, info)
                                     : bcl_spcyclic_inv(ctx, n, p, batch, Ap, Bp, X, info);
