@@ -22,7 +22,10 @@
  * (group id 2 = product * splits + range): each range's work-groups write their raw sums into
  * `partial`, and gemm_sum_splits adds the ranges in order (deterministic) into C. (The last
  * work-group of a tile to finish adding them itself, counted by an atomic, was slower on the
- * H100: its one group's serial tail of uncached reads cost more than the second launch.) */
+ * H100: its one group's serial tail of uncached reads cost more than the second launch.)
+ * A second pair adds alpha op(A2) op(B2) (depth k2, the same transposes) to C's first m2 rows in
+ * the same launch (k2 = 0: none; only for one product with k in one range): the slices of the
+ * tiles holding any of those rows run on from the first pair's into the second's. */
 
 #ifndef GEMM_WARPS_M
 #define GEMM_WARPS_M 4
@@ -126,7 +129,9 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
           const ulong offA, const int lda, const int trans_a, const ulong strideA,
           __global const real *B, const ulong offB, const int ldb, const int trans_b,
           const ulong strideB, const real beta, __global real *C, const ulong offC, const int ldc,
-          const ulong strideC, const int splits, const int k_split, __global real *partial)
+          const ulong strideC, const int splits, const int k_split, __global real *partial,
+          __global const real *A2, const ulong offA2, const int lda2, __global const real *B2,
+          const ulong offB2, const int ldb2, const int m2, const int k2)
 {
     __local real As[GEMM_BK * GEMM_LDA];
     __local real Bs[GEMM_BK * GEMM_LDB];
@@ -142,6 +147,11 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
     B += offB + prod * strideB + (trans_b ? (ulong)k0 * (ulong)ldb : (ulong)k0);
     C += offC + prod * strideC;
     partial += get_group_id(2) * (ulong)m * (ulong)n; /* this product's range's sums */
+    /* the operands of the slices being loaded: (A, B) first, then (A2, B2) where the tile holds
+     * any of C's first m2 rows (one product, k in one range) */
+    int lda_c = lda, ldb_c = ldb, k_c = k, m_c = m, s_base = 0;
+    const int slices1 = (k + GEMM_BK - 1) / GEMM_BK;
+    const int slices2 = k2 > 0 && splits == 1 && m0 < m2 ? (k2 + GEMM_BK - 1) / GEMM_BK : 0;
 
     real acc[GEMM_MT][4][GEMM_PER];
     GEMM_UNROLL
@@ -158,16 +168,16 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
 #define LOAD_A(s)                                                                              \
     do {                                                                                       \
         if (trans_a) /* A is k x m: read along k */                                            \
-            GEMM_LOAD(ra, GEMM_A_PER, A, lda, GEMM_BK, (s) * GEMM_BK, m0, k, m);              \
+            GEMM_LOAD(ra, GEMM_A_PER, A, lda_c, GEMM_BK, ((s) - s_base) * GEMM_BK, m0, k_c, m_c); \
         else                                                                                   \
-            GEMM_LOAD(ra, GEMM_A_PER, A, lda, GEMM_BM, m0, (s) * GEMM_BK, m, k);              \
+            GEMM_LOAD(ra, GEMM_A_PER, A, lda_c, GEMM_BM, m0, ((s) - s_base) * GEMM_BK, m_c, k_c); \
     } while (0)
 #define LOAD_B(s)                                                                              \
     do {                                                                                       \
         if (trans_b) /* B is n x k: read along n */                                            \
-            GEMM_LOAD(rb, GEMM_B_PER, B, ldb, GEMM_BN, n0, (s) * GEMM_BK, n, k);              \
+            GEMM_LOAD(rb, GEMM_B_PER, B, ldb_c, GEMM_BN, n0, ((s) - s_base) * GEMM_BK, n, k_c); \
         else                                                                                   \
-            GEMM_LOAD(rb, GEMM_B_PER, B, ldb, GEMM_BK, (s) * GEMM_BK, n0, k, n);              \
+            GEMM_LOAD(rb, GEMM_B_PER, B, ldb_c, GEMM_BK, ((s) - s_base) * GEMM_BK, n0, k_c, n); \
     } while (0)
     /* the registers into local memory, k-major, with the same index split as the loads */
 #define STORE_AB()                                                                             \
@@ -188,13 +198,22 @@ gemm_tile(const int m, const int n, const int k_total, const real alpha, __globa
         }                                                                                      \
     } while (0)
 
-    const int slices = (k + GEMM_BK - 1) / GEMM_BK;
+    const int slices = slices1 + slices2;
     LOAD_A(0);
     LOAD_B(0);
     STORE_AB();
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int s = 0; s < slices; ++s) {
         if (s + 1 < slices) { /* uniform: no barrier inside */
+            if (s + 1 == slices1) { /* the second pair from here on */
+                A = A2 + offA2;
+                B = B2 + offB2;
+                lda_c = lda2;
+                ldb_c = ldb2;
+                k_c = k2;
+                m_c = min(m, m2);
+                s_base = slices1;
+            }
             LOAD_A(s + 1);
             LOAD_B(s + 1);
         }

@@ -1263,7 +1263,7 @@ static double gemm_seconds(bcl_context *ctx, int dbl, int clblast, int ta, int t
         } else {
             const bcl_gemm_operand oa = {a, 0, lda, 0}, ob = {b, 0, ldb, 0}, oc = {c, 0, m, 0};
             ok = bcl_gemm_enqueue(ctx, q, "bench gemm", dbl, tensor, ta, tb, m, n, k, 1, 1.0, oa, ob,
-                                  0.0, oc, work, work_elems) == BCL_SUCCESS;
+                                  0.0, oc, work, work_elems, NULL) == BCL_SUCCESS;
         }
         clFinish(q);
         t[r] = hu_now() - t0;

@@ -172,7 +172,8 @@ static bcl_status gemm_kernel(bcl_context *ctx, int tile, int dbl, int tensor, i
 bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn, int dbl,
                             int tensor, int ta, int tb, size_t m, size_t n, size_t k, size_t count,
                             double alpha, bcl_gemm_operand A, bcl_gemm_operand B, double beta,
-                            bcl_gemm_operand C, cl_mem work, size_t work_elements)
+                            bcl_gemm_operand C, cl_mem work, size_t work_elements,
+                            const bcl_gemm_more *more)
 {
     if (m == 0 || n == 0 || k == 0 || count == 0)
         return BCL_SUCCESS;
@@ -183,12 +184,21 @@ bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn
                         "%s: GEMM m = %zu, n = %zu, k = %zu with leading dimensions %zu, %zu, %zu "
                         "(at least %zu, %zu, %zu, at most INT_MAX)",
                         fn, m, n, k, A.ld, B.ld, C.ld, a_rows, b_rows, m);
+    const size_t m2 = more ? (more->m < m ? more->m : m) : 0, k2 = more ? more->k : 0;
+    if (more && (count != 1 || k2 > INT_MAX || more->A.ld > INT_MAX || more->B.ld > INT_MAX ||
+                 (k2 > 0 && (more->A.ld < (ta ? k2 : m2) || more->B.ld < (tb ? n : k2)))))
+        return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
+                        "%s: GEMM's second product (rows %zu, k = %zu, leading dimensions %zu, "
+                        "%zu) needs one product and leading dimensions of at least %zu, %zu",
+                        fn, m2, k2, more->A.ld, more->B.ld, ta ? k2 : m2, tb ? n : k2);
     if (tensor && (!dbl || !bcl_gemm_tensor_device(ctx)))
         return bcl_fail(ctx, BCL_INVALID_ARGUMENT,
                         "%s: the tensor-core GEMM needs double precision on NVIDIA sm_80 or later "
                         "(device %s, %s)",
                         fn, ctx->dev.name, ctx->dev.architecture);
     gemm_plan g = plan_for(ctx, m, n, k, count);
+    if (k2 > 0 && m2 > 0) /* the second product's slices follow the first's: no ranges */
+        g.splits = 1, g.k_split = (int)k;
     if (g.splits > 1 && (!work || work_elements < (size_t)g.splits * count * m * n))
         g.splits = 1, g.k_split = (int)k; /* no room for the ranges' sums */
     const int wm = tiles[g.tile][0], wn = tiles[g.tile][1], threads = 32 * wm * wn;
@@ -231,6 +241,18 @@ bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn
     err |= clSetKernelArg(kk, 19, sizeof csplits, &csplits);
     err |= clSetKernelArg(kk, 20, sizeof ck_split, &ck_split);
     err |= clSetKernelArg(kk, 21, sizeof(cl_mem), g.splits > 1 ? &work : &C.buf);
+    const int has2 = k2 > 0 && m2 > 0;
+    const cl_ulong oa2 = has2 ? more->A.off : 0, ob2 = has2 ? more->B.off : 0;
+    const cl_int lda2 = has2 ? (cl_int)more->A.ld : 1, ldb2 = has2 ? (cl_int)more->B.ld : 1,
+                 cm2 = has2 ? (cl_int)m2 : 0, ck2 = has2 ? (cl_int)k2 : 0;
+    err |= clSetKernelArg(kk, 22, sizeof(cl_mem), has2 ? &more->A.buf : &A.buf);
+    err |= clSetKernelArg(kk, 23, sizeof oa2, &oa2);
+    err |= clSetKernelArg(kk, 24, sizeof lda2, &lda2);
+    err |= clSetKernelArg(kk, 25, sizeof(cl_mem), has2 ? &more->B.buf : &B.buf);
+    err |= clSetKernelArg(kk, 26, sizeof ob2, &ob2);
+    err |= clSetKernelArg(kk, 27, sizeof ldb2, &ldb2);
+    err |= clSetKernelArg(kk, 28, sizeof cm2, &cm2);
+    err |= clSetKernelArg(kk, 29, sizeof ck2, &ck2);
     const size_t bm = 32 * (size_t)wm, bn = 32 * (size_t)wn;
     const size_t global[3] = {(m + bm - 1) / bm * (size_t)threads, (n + bn - 1) / bn,
                               count * (size_t)g.splits},

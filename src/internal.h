@@ -203,10 +203,18 @@ typedef struct {
     cl_mem buf;
     size_t off, ld, stride;
 } bcl_gemm_operand;
+/* A second product added in the same launch: C's rows below m also get alpha op(A) op(B) of
+ * depth k (the first product's transposes; its operands' strides unused) */
+typedef struct {
+    bcl_gemm_operand A, B;
+    size_t m, k;
+} bcl_gemm_more;
+/* more: NULL, or a second product for one product (count = 1), k of both in one range */
 bcl_status bcl_gemm_enqueue(bcl_context *ctx, cl_command_queue q, const char *fn, int dbl,
                             int tensor, int ta, int tb, size_t m, size_t n, size_t k, size_t count,
                             double alpha, bcl_gemm_operand A, bcl_gemm_operand B, double beta,
-                            bcl_gemm_operand C, cl_mem work, size_t work_elements);
+                            bcl_gemm_operand C, cl_mem work, size_t work_elements,
+                            const bcl_gemm_more *more);
 /* The elements (of the precision) of `work` bcl_gemm_enqueue uses for this shape: products that
  * give the device too few tiles split k into ranges, whose sums a second launch adds into C.
  * 0: none; given less (or no buffer), it does not split. Calls sharing a buffer must not run at

@@ -296,6 +296,7 @@ typedef struct {
      * later in double, the tensor-core build (gemm_tensor); BATCHCL_PCYCLIC_GEMM=clblast or own
      * forces either (own: the portable build elsewhere, for tests; BATCHCL_CLBLAST_FAIL: clBLAST) */
     int own_gemm, gemm_tensor;
+    int gemm_pair; /* gemm_pair's two products in one gemm.cl launch */
     double host_s; /* wall time of the host's part (panels, enqueueing) */
     int dev_panels; /* method 3: the panels on the device too (kernels of cl/pcyclic.cl) */
     double phase_s[4]; /* method 3 with BATCHCL_PCYCLIC_PHASES=1: BSOF (with the column version),
@@ -433,13 +434,15 @@ static int gemm_ws(const bsofi *w, int main_slot)
  * clBLAST. */
 static bcl_status own_gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m, size_t n,
                            size_t k, size_t count, double alpha, bcl_gemm_operand a,
-                           bcl_gemm_operand b, double beta, bcl_gemm_operand c)
+                           bcl_gemm_operand b, double beta, bcl_gemm_operand c,
+                           const bcl_gemm_more *more)
 {
-    const size_t elems = bcl_gemm_work_elements(w->ctx, m, n, k, count);
-    cl_mem work = grown_buffer(w, gemm_ws(w, WS_GEMM_WORK), elems * w->es);
+    const size_t elems = more ? 0 : bcl_gemm_work_elements(w->ctx, m, n, k, count);
+    cl_mem work = elems ? grown_buffer(w, gemm_ws(w, WS_GEMM_WORK), elems * w->es) : NULL;
     const bcl_status s = bcl_gemm_enqueue(
         w->ctx, w->q, w->fn, w->dbl, w->gemm_tensor, ta == CLBlastTransposeYes,
-        tb == CLBlastTransposeYes, m, n, k, count, alpha, a, b, beta, c, work, work ? elems : 0);
+        tb == CLBlastTransposeYes, m, n, k, count, alpha, a, b, beta, c, work, work ? elems : 0,
+        more);
     if (s == BCL_BUILD_FAILED && w->gemm_tensor) {
         bcl_clear_error(w->ctx);
         w->own_gemm = w->gemm_tensor = 0;
@@ -455,7 +458,7 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
         return BCL_SUCCESS;
     if (w->own_gemm) {
         const bcl_gemm_operand a = {A, offA, lda, 0}, b = {B, offB, ldb, 0}, c = {C, offC, ldc, 0};
-        const bcl_status s = own_gemm(w, ta, tb, m, n, k, 1, alpha, a, b, beta, c);
+        const bcl_status s = own_gemm(w, ta, tb, m, n, k, 1, alpha, a, b, beta, c, NULL);
         if (w->own_gemm)
             return s;
     }
@@ -487,6 +490,29 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
                               "(BATCHCL_CLBLAST_TUNED=0 before the first call leaves clBLAST's own)"
                             : "");
     return BCL_SUCCESS;
+}
+
+/* C := op(A) op(B) + beta C over m rows (depth k), then C's first m2 rows += op(A2) op(B2)
+ * (depth k2, the same transposes): with gemm.cl one launch whose tiles above row m2 run on
+ * through the second product's slices (BATCHCL_PCYCLIC_GEMM_PAIR=0: two launches, as clBLAST) */
+static bcl_status gemm_pair(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m,
+                            size_t n, size_t k, cl_mem A, size_t offA, size_t lda, cl_mem B,
+                            size_t offB, size_t ldb, double beta, cl_mem C, size_t offC,
+                            size_t ldc, size_t m2, size_t k2, cl_mem A2, size_t offA2,
+                            size_t lda2, cl_mem B2, size_t offB2, size_t ldb2)
+{
+    if (w->own_gemm && w->gemm_pair && m > 0 && n > 0 && k > 0) {
+        const bcl_gemm_operand a = {A, offA, lda, 0}, b = {B, offB, ldb, 0},
+                               c = {C, offC, ldc, 0};
+        const bcl_gemm_more more = {{A2, offA2, lda2, 0}, {B2, offB2, ldb2, 0}, m2, k2};
+        const bcl_status s = own_gemm(w, ta, tb, m, n, k, 1, 1.0, a, b, beta, c, &more);
+        if (w->own_gemm)
+            return s;
+    }
+    bcl_status s = gemm(w, ta, tb, m, n, k, 1.0, A, offA, lda, B, offB, ldb, beta, C, offC, ldc);
+    if (s == BCL_SUCCESS)
+        s = gemm(w, ta, tb, m2, n, k2, 1.0, A2, offA2, lda2, B2, offB2, ldb2, 1.0, C, offC, ldc);
+    return s;
 }
 
 /* B := B * A, A upper triangular (m x n B, n x n A) */
@@ -791,7 +817,7 @@ static bcl_status gemm_batched(bsofi *w, CLBlastTranspose ta, CLBlastTranspose t
         const bcl_gemm_operand a = {A, offA[0], lda, one ? offA[1] - offA[0] : 0},
                                b = {B, offB[0], ldb, one ? offB[1] - offB[0] : 0},
                                c = {C, offC[0], ldc, one ? offC[1] - offC[0] : 0};
-        const bcl_status s = own_gemm(w, ta, tb, m, n, k, count, alpha, a, b, beta, c);
+        const bcl_status s = own_gemm(w, ta, tb, m, n, k, count, alpha, a, b, beta, c, NULL);
         if (w->own_gemm)
             return s;
     }
@@ -1925,11 +1951,8 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
         if (two && k + 2 <= p - 2)
             s = queue_wait(w, right_done[(k + 2) % 3]);
         if (s == BCL_SUCCESS)
-            s = gemm(w, no, tr, N, n, n, 1.0, w->dT, y, N, w->dQ, q01, 2 * n, 0.0, w->dT,
-                     k % slots * col, N);
-        if (s == BCL_SUCCESS)
-            s = gemm(w, no, tr, top, n, n, 1.0, H, hk, N, w->dQ, q00, 2 * n, 1.0, w->dT,
-                     k % slots * col, N);
+            s = gemm_pair(w, no, tr, N, n, n, w->dT, y, N, w->dQ, q01, 2 * n, 0.0, w->dT,
+                          k % slots * col, N, top, n, H, hk, N, w->dQ, q00, 2 * n);
         if (s == BCL_SUCCESS && two)
             s = queue_mark(w, &left_done[k & 1], "left half (Q^T by halves)");
         if (s == BCL_SUCCESS && two)
@@ -1941,9 +1964,8 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
             s = queue_wait(w, left_done[(k + 1) & 1]);
         }
         if (s == BCL_SUCCESS)
-            s = gemm(w, no, tr, N, n, n, 1.0, w->dT, y, N, w->dQ, q11, 2 * n, 0.0, H, hk + col, N);
-        if (s == BCL_SUCCESS)
-            s = gemm(w, no, tr, top, n, n, 1.0, H, hk, N, w->dQ, q10, 2 * n, 1.0, H, hk + col, N);
+            s = gemm_pair(w, no, tr, N, n, n, w->dT, y, N, w->dQ, q11, 2 * n, 0.0, H, hk + col, N,
+                          top, n, H, hk, N, w->dQ, q10, 2 * n);
         if (s == BCL_SUCCESS && two)
             s = queue_mark(w, &right_done[k % 3], "right half (Q^T by halves)");
         if (s == BCL_SUCCESS && two)
@@ -2463,18 +2485,21 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     w->gemm_tensor = dbl && bcl_gemm_tensor_device(ctx) && !w->force_fail &&
                      !(own_env && !strcmp(own_env, "clblast"));
     w->own_gemm = w->gemm_tensor || (!w->force_fail && own_env && !strcmp(own_env, "own"));
+    const char *pair_env = getenv("BATCHCL_PCYCLIC_GEMM_PAIR");
+    w->gemm_pair = !(pair_env && !strcmp(pair_env, "0"));
     gemm_params_apply(ctx, dbl);
     /* The Q^T application: by pairs (apply_qt), or by halves, the right ones on a second queue
-     * (apply_qt_halves; gemm.cl on the tensor cores at n = 129 .. 256). On the H200 (bench
-     * pcyclic --order 10000, ms, pairs against halves on two queues, two runs of two rounds)
-     * n = 192 22.47 / 22.50 and 23.93 / 22.33 against 22.08 / 21.94 and 21.91 / 22.27, 256
-     * 23.53 / 23.41 and 23.59 / 23.50 against 23.37 / 23.26 and 23.44 / 23.34; 128 even (23.15 /
-     * 22.83 against 22.97 / 22.80); halves lost at 512 (36.51 / 36.55 against 36.77 / 36.66),
-     * 1024 (55.34 against 55.78), 64 and 32 (27.6 / 27.2 against 28.2 / 30.5 ms), and on one
-     * queue everywhere (n = 256 25.6 ms: twice the products, of half the depth).
-     * BATCHCL_PCYCLIC_QT=pair, halves (one queue) or halves2 forces one. */
+     * (apply_qt_halves; gemm.cl on the tensor cores from n = 64, where each half's two products
+     * are one launch, gemm_pair). On the H200 (bench pcyclic --order 10000, ms, pairs against
+     * halves on two queues, one run, thirty-sixth session) n = 48 30.7 against 31.5, 64 24.2 /
+     * 24.2 against 22.4 / 21.7, 96 23.3 against 21.0, 128 22.8 against 20.4, 384 31.2 against
+     * 29.7, 512 35.6 against 34.5, 1024 56.5 against 55.9; 32 31.4 against 35.2. Before the
+     * products were fused (two launches a half, the second adding X_k's rows into C) halves won
+     * only at n = 129 .. 256 (192: 22.1 against 22.5; 512 36.7 against 36.5, 1024 55.8 against
+     * 55.3); on one queue they lose everywhere (n = 256 25.6 ms: twice the products, of half
+     * the depth). BATCHCL_PCYCLIC_QT=pair, halves (one queue) or halves2 forces one. */
     const char *qt_env = getenv("BATCHCL_PCYCLIC_QT");
-    w->qt_halves = !qt_env ? (w->gemm_tensor && n > 128 && n <= 256 ? 2 : 0)
+    w->qt_halves = !qt_env ? (w->gemm_tensor && n >= 64 ? 2 : 0)
                    : !strcmp(qt_env, "halves")  ? 1
                    : !strcmp(qt_env, "halves2") ? 2
                                                 : 0;

@@ -1302,7 +1302,7 @@ static void check_gemm(bcl_context *ctx, int dbl, int tensor, int ta, int tb, in
         TU_STATUS(ctx, BCL_SUCCESS,
                   bcl_gemm_enqueue(ctx, q, "test", dbl, tensor, ta, tb, (size_t)m, (size_t)n,
                                    (size_t)k, (size_t)count, alpha, oa, ob, beta, oc, work,
-                                   work_elems));
+                                   work_elems, NULL));
         assert_int_equal(clEnqueueReadBuffer(q, dc, CL_TRUE, 0, nc * es, hc, 0, NULL, NULL),
                          CL_SUCCESS);
         for (size_t i = 0; i < nc; ++i) {
@@ -1341,6 +1341,90 @@ static void check_gemm(bcl_context *ctx, int dbl, int tensor, int ta, int tb, in
     free(Abs);
     free(Bbs);
     free(Bound);
+}
+
+/* C := alpha op(A) op(B) + beta C and C's rows below m2 += alpha op(A2) op(B2) (depth k2) in one
+ * launch (bcl_gemm_more, the Q^T application's halves) against BLAS dgemm twice, double, the
+ * bound of check_gemm for the depth k + k2; rows from m2 on must equal the first product alone. */
+static void check_gemm_more(bcl_context *ctx, int tensor, int ta, int tb, int m, int n, int k,
+                            int m2, int k2, double alpha, double beta, uint64_t seed)
+{
+    const int rows2 = m2 < m ? m2 : m;
+    const int lda = (ta ? k : m) + 1, ldb = (tb ? n : k) + 2, ldc = m + 3;
+    const int lda2 = (ta ? k2 : rows2) + 2, ldb2 = (tb ? n : k2) + 1;
+    const size_t na = (size_t)lda * (ta ? m : k), nb = (size_t)ldb * (tb ? k : n),
+                 na2 = (size_t)lda2 * (ta ? rows2 : k2), nb2 = (size_t)ldb2 * (tb ? k2 : n),
+                 nc = (size_t)ldc * n;
+    double *A = malloc(sizeof *A * na), *B = malloc(sizeof *B * nb),
+           *A2 = malloc(sizeof *A2 * (na2 + 1)), *B2 = malloc(sizeof *B2 * nb2), *C = malloc(sizeof *C * nc), *R = malloc(sizeof *R * nc),
+           *Bound = malloc(sizeof *Bound * nc), *got = malloc(sizeof *got * nc);
+    assert_true(A && B && A2 && B2 && C && R && Bound && got);
+    mg_rng r;
+    mg_seed(&r, seed);
+    double *fill[4] = {A, B, A2, B2};
+    const size_t sizes[4] = {na, nb, na2, nb2};
+    for (int f = 0; f < 4; ++f)
+        for (size_t i = 0; i < sizes[f]; ++i)
+            fill[f][i] = mg_uniform(&r) * 2 - 1;
+    for (size_t i = 0; i < nc; ++i)
+        C[i] = beta == 0 ? NAN : mg_uniform(&r) - 0.5;
+    /* the reference: both products into R's rows below m2, the first alone below them */
+    const char cta = ta ? 'T' : 'N', ctb = tb ? 'T' : 'N';
+    const double one = 1, zero = 0;
+    memcpy(R, C, sizeof *R * nc);
+    dgemm_(&cta, &ctb, &m, &n, &k, &alpha, A, &lda, B, &ldb, &beta, R, &ldc);
+    if (rows2 > 0)
+        dgemm_(&cta, &ctb, &rows2, &n, &k2, &alpha, A2, &lda2, B2, &ldb2, &one, R, &ldc);
+    for (size_t i = 0; i < nc; ++i)
+        Bound[i] = 4.0 * (k + k2 + 2) * oracle_eps(1) *
+                   (fabs(alpha) * (double)(k + k2) + (beta == 0 ? 0 : fabs(beta * C[i])));
+    (void)zero;
+    cl_context cl = bcl_cl_context(ctx);
+    cl_command_queue q = bcl_cl_queue(ctx);
+    cl_int err;
+    cl_mem dev[5];
+    double *host[5] = {A, B, A2, B2, C};
+    const size_t hsz[5] = {na, nb, na2, nb2, nc};
+    for (int f = 0; f < 5; ++f) {
+        dev[f] = clCreateBuffer(cl, CL_MEM_READ_WRITE | (hsz[f] ? CL_MEM_COPY_HOST_PTR : 0),
+                                (hsz[f] ? hsz[f] : 1) * sizeof(double), hsz[f] ? host[f] : NULL,
+                                &err);
+        assert_int_equal(err, CL_SUCCESS);
+    }
+    const bcl_gemm_operand oa = {dev[0], 0, (size_t)lda, 0}, ob = {dev[1], 0, (size_t)ldb, 0},
+                           oc = {dev[4], 0, (size_t)ldc, 0};
+    const bcl_gemm_more more = {{dev[2], 0, (size_t)lda2, 0}, {dev[3], 0, (size_t)ldb2, 0},
+                                (size_t)m2, (size_t)k2};
+    TU_STATUS(ctx, BCL_SUCCESS,
+              bcl_gemm_enqueue(ctx, q, "test", 1, tensor, ta, tb, (size_t)m, (size_t)n, (size_t)k,
+                               1, alpha, oa, ob, beta, oc, NULL, 0, &more));
+    assert_int_equal(clEnqueueReadBuffer(q, dev[4], CL_TRUE, 0, nc * sizeof(double), got, 0,
+                                         NULL, NULL),
+                     CL_SUCCESS);
+    for (size_t i = 0; i < nc; ++i) {
+        const size_t row = i % (size_t)ldc, col = i / (size_t)ldc;
+        if ((int)row >= m) { /* padding: untouched */
+            if (!(isnan(C[i]) ? isnan(got[i]) : got[i] == C[i]))
+                fail_msg("gemm with a second product: padding (%zu, %zu) changed", row, col);
+            continue;
+        }
+        const double e = fabs(got[i] - R[i]) / Bound[i];
+        if (!(e <= 1))
+            fail_msg("gemm %c%c m=%d n=%d k=%d + rows %d k2=%d (%s): C(%zu, %zu) = %.17g, BLAS "
+                     "%.17g, %.3g of the bound",
+                     cta, ctb, m, n, k, m2, k2, tensor ? "tensor cores" : "portable", row, col,
+                     got[i], R[i], e);
+    }
+    for (int f = 0; f < 5; ++f)
+        clReleaseMemObject(dev[f]);
+    free(A);
+    free(B);
+    free(A2);
+    free(B2);
+    free(C);
+    free(R);
+    free(Bound);
+    free(got);
 }
 
 /* Shapes below, at and across the tiles' edges (32-wide warps, 16-deep slices), every transpose,
@@ -1390,6 +1474,21 @@ static void test_gemm(void **state)
             (size_t)x[0] * x[1] * x[3] * 2)
             fail_msg("expected k split in ranges for m=%d n=%d k=%d", x[0], x[1], x[2]);
     }
+    /* a second product over the first rows in the same launch: its rows ending inside a tile,
+     * at a tile's edge, beyond C (clipped), none; ranges of k asked for but not taken */
+    const int more_shapes[][5] = {{130, 70, 40, 65, 33}, {7, 5, 3, 7, 17},
+                                  {129, 31, 100, 200, 16}, {96, 40, 20, 64, 48},
+                                  {33, 9, 17, 0, 5}};
+    for (size_t sh = 0; sh < sizeof more_shapes / sizeof more_shapes[0]; ++sh)
+        for (int t = 0; t < 4; ++t) {
+            const int *x = more_shapes[sh];
+            const double beta = t == 1 ? 0 : 0.75;
+            check_gemm_more(ctx, 0, t & 1, t >> 1, x[0], x[1], x[2], x[3], x[4], -1.5, beta,
+                            ++seed);
+            if (tensor)
+                check_gemm_more(ctx, 1, t & 1, t >> 1, x[0], x[1], x[2], x[3], x[4], -1.5, beta,
+                                ++seed);
+        }
     unsetenv("BATCHCL_GEMM_SPLITS");
     /* the other product shapes (BATCHCL_GEMM_MMA, read once a context): their fragment layouts in
      * the portable build, and on the tensor cores where the device has the instruction (m8n8k4 on
@@ -1420,12 +1519,22 @@ static void test_gemm(void **state)
     const bcl_gemm_operand small = {buf, 0, 3, 0}, ok = {buf, 0, 8, 0};
     TU_STATUS(ctx, BCL_INVALID_ARGUMENT,
               bcl_gemm_enqueue(ctx, bcl_cl_queue(ctx), "test", 1, 0, 0, 0, 8, 8, 8, 1, 1.0, small,
-                               ok, 0.0, ok, NULL, 0));
+                               ok, 0.0, ok, NULL, 0, NULL));
     assert_non_null(strstr(bcl_last_error(ctx), "leading dimensions 3, 8, 8"));
     TU_STATUS(ctx, BCL_INVALID_ARGUMENT,
               bcl_gemm_enqueue(ctx, bcl_cl_queue(ctx), "test", 0, 1, 0, 0, 8, 8, 8, 1, 1.0, ok, ok,
-                               0.0, ok, NULL, 0));
+                               0.0, ok, NULL, 0, NULL));
     assert_non_null(strstr(bcl_last_error(ctx), "tensor-core GEMM needs double precision"));
+    const bcl_gemm_more more = {ok, small, 8, 8}; /* B2 is 8 x 8: leading dimension 3 < 8 */
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT,
+              bcl_gemm_enqueue(ctx, bcl_cl_queue(ctx), "test", 1, 0, 0, 0, 8, 8, 8, 1, 1.0, ok, ok,
+                               0.0, ok, NULL, 0, &more));
+    assert_non_null(strstr(bcl_last_error(ctx), "second product"));
+    const bcl_gemm_more more_ok = {ok, ok, 8, 8};
+    TU_STATUS(ctx, BCL_INVALID_ARGUMENT,
+              bcl_gemm_enqueue(ctx, bcl_cl_queue(ctx), "test", 1, 0, 0, 0, 8, 8, 8, 2, 1.0, ok, ok,
+                               0.0, ok, NULL, 0, &more_ok));
+    assert_non_null(strstr(bcl_last_error(ctx), "needs one product"));
     clReleaseMemObject(buf);
     bcl_destroy(ctx);
 }
