@@ -52,6 +52,22 @@
 #define RTMIN sqrt(SAFMIN)
 #define RTMAX ((real)1 / (16 * RTMIN))
 
+/* A power of two that takes a vector whose largest magnitude is big (> 0) into [RTMIN, RTMAX],
+ * where a Householder reflector's norm, beta and 1 / (alpha - beta) neither overflow nor
+ * underflow; products by it are exact (but for entries that fall below the underflow threshold
+ * when a huge vector is scaled down, negligible beside big). 1/big itself can overflow (big
+ * subnormal: LAPACK's dlarfg scales such columns up by 1/safmin until beta is normal; before the
+ * thirty-sixth session a column of entries near 1e-310 gave NaN eigenvalues). */
+#ifdef BCL_DOUBLE
+#define SCALE_UP 0x1p600
+#define SCALE_DOWN 0x1p-600
+#else
+#define SCALE_UP 0x1p100f
+#define SCALE_DOWN 0x1p-100f
+#endif
+#define SAFE_SCALE(big) ((big) < RTMIN ? SCALE_UP : (big) > RTMAX ? SCALE_DOWN : (real)1)
+#define SAFE_SCALE_INV(big) ((big) < RTMIN ? SCALE_DOWN : (big) > RTMAX ? SCALE_UP : (real)1)
+
 #define POFF(j) (((j) * ((j) + 7)) >> 1)
 #define PACKED(n) POFF(n)
 
@@ -432,26 +448,29 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
         }
         real tau = 0, beta = 0;
         if (xmax > 0) {
-            const real big = fmax(xmax, fabs(alpha));
-            real norm;
-            if (big >= RTMIN && big <= RTMAX) {
+            const real big = fmax(xmax, fabs(alpha)), sf = SAFE_SCALE(big);
+            real norm, as = alpha;
+            if (sf == 1) {
                 norm = sqrt(fma(alpha, alpha, ss));
-            } else {
-                /* tiny or huge column: the norm of the scaled column */
-                const real inv = (real)1 / big;
-                real sc = (alpha * inv) * (alpha * inv);
+            } else { /* tiny or huge column: the reflector of its scaled copy (the same v, tau) */
+                as = alpha * sf;
+                real sc = as * as;
 #pragma unroll
                 for (int i = 0; i < NFIX; ++i)
-                    if (i > k + 1)
-                        sc = fma(x[i] * inv, x[i] * inv, sc);
-                norm = big * sqrt(sc);
+                    if (i > k + 1) {
+                        x[i] *= sf;
+                        sc = fma(x[i], x[i], sc);
+                    }
+                norm = sqrt(sc);
             }
-            beta = -sgn(norm, alpha);
-            tau = (beta - alpha) / beta;
-            const real scal = (real)1 / (alpha - beta);
+            beta = -sgn(norm, as);
+            tau = (beta - as) / beta;
+            const real scal = (real)1 / (as - beta);
 #pragma unroll
             for (int i = 0; i < NFIX; ++i)
                 x[i] *= scal;
+            if (sf != 1)
+                beta *= SAFE_SCALE_INV(big); /* exact: a power of two */
         }
         if (tau != 0) /* from the left: rows k+1.., one work-item per column; v(k+1) = 1 */
             for (int j = k + 1 + t; j < n; j += P) {
@@ -504,27 +523,26 @@ __kernel void geev_hessenberg(__global const real *A, ulong offA, int layA, ulon
             }
             real tau = 0;
             if (xmax > 0) {
-                const real big = fmax(xmax, fabs(alpha));
-                real norm;
-                if (big >= RTMIN && big <= RTMAX) {
+                const real big = fmax(xmax, fabs(alpha)), sf = SAFE_SCALE(big);
+                real norm, as = alpha;
+                if (sf == 1) {
                     norm = sqrt(fma(alpha, alpha, ss));
-                } else {
-                    /* tiny or huge column: the norm of the scaled column */
-                    const real inv = (real)1 / big;
-                    real sc = (alpha * inv) * (alpha * inv);
+                } else { /* tiny or huge column: the reflector of its scaled copy */
+                    as = alpha * sf;
+                    real sc = as * as;
                     for (int i = k + 2; i < n; ++i)
-                        sc = fma(AA(i, k) * inv, AA(i, k) * inv, sc);
-                    norm = big * sqrt(sc);
+                        sc = fma(AA(i, k) * sf, AA(i, k) * sf, sc);
+                    norm = sqrt(sc);
                 }
-                real beta = -sgn(norm, alpha);
-                tau = (beta - alpha) / beta;
-                const real scal = (real)1 / (alpha - beta);
+                const real beta = -sgn(norm, as);
+                tau = (beta - as) / beta;
+                const real scal = (real)1 / (as - beta);
                 work[0] = 1;
                 for (int i = k + 2; i < n; ++i) {
-                    work[i - k - 1] = AA(i, k) * scal;
+                    work[i - k - 1] = (AA(i, k) * sf) * scal;
                     AA(i, k) = 0;
                 }
-                AA(k + 1, k) = beta;
+                AA(k + 1, k) = beta * SAFE_SCALE_INV(big);
             }
             misc[HMISC_TAU] = tau;
         }
@@ -813,6 +831,20 @@ bool start_test(MEM const real *Hm, ulong gs, int mm, real v1, real v2, real v3)
     return h00 <= ULP * h01;
 }
 
+/* The arithmetic of reflector() for a vector whose largest magnitude lies in [RTMIN, RTMAX]:
+ * |beta| and |alpha - beta| lie in [RTMIN, 2 sqrt(3) RTMAX], so their product neither overflows
+ * nor underflows and one division gives both quotients */
+real reflector_in_range(real alpha, real x2, real x3, real *tau, real *v2, real *v3)
+{
+    const real beta = -sgn(sqrt(alpha * alpha + x2 * x2 + x3 * x3), alpha);
+    const real d = alpha - beta, r = (real)1 / (d * beta);
+    const real scal = beta * r; /* 1 / (alpha - beta) */
+    *tau = -(d * r) * d;        /* (beta - alpha) / beta */
+    *v2 = x2 * scal;
+    *v3 = x3 * scal;
+    return beta;
+}
+
 /* Householder reflector of order nr (2 or 3) taking (alpha, x2, x3) to (beta, 0, 0):
  * I - tau (1, v2, v3)^T (1, v2, v3) (dlarfg). Returns beta. */
 real reflector(int nr, real alpha, real x2, real x3, real *tau, real *v2, real *v3)
@@ -826,37 +858,11 @@ real reflector(int nr, real alpha, real x2, real x3, real *tau, real *v2, real *
         return alpha;
     }
     const real big = fmax(fabs(alpha), fmax(fabs(x2), fabs(x3)));
-    if (big >= RTMIN && big <= RTMAX) {
-        /* the usual case: |beta| and |alpha - beta| lie in [RTMIN, 2 sqrt(3) RTMAX], so their
-         * product neither overflows nor underflows and one division gives both quotients */
-        const real beta = -sgn(sqrt(alpha * alpha + x2 * x2 + x3 * x3), alpha);
-        const real d = alpha - beta, r = (real)1 / (d * beta);
-        const real scal = beta * r; /* 1 / (alpha - beta) */
-        *tau = -(d * r) * d;        /* (beta - alpha) / beta */
-        *v2 = x2 * scal;
-        *v3 = x3 * scal;
-        return beta;
-    }
-    const real inv = (real)1 / big, a = alpha * inv, b = x2 * inv, c = x3 * inv;
-    real beta = -sgn(big * sqrt(a * a + b * b + c * c), alpha);
-    int knt = 0;
-    const real safmn = SAFMIN / ULP;
-    while (fabs(beta) < safmn && knt < 20) { /* rescale, as dlarfg does */
-        ++knt;
-        x2 /= safmn;
-        x3 /= safmn;
-        alpha /= safmn;
-        beta /= safmn;
-    }
-    if (knt > 0)
-        beta = -sgn(sqrt(alpha * alpha + x2 * x2 + x3 * x3), alpha);
-    *tau = (beta - alpha) / beta;
-    const real scal = (real)1 / (alpha - beta);
-    *v2 = x2 * scal;
-    *v3 = x3 * scal;
-    for (int j = 0; j < knt; ++j)
-        beta *= safmn;
-    return beta;
+    if (big >= RTMIN && big <= RTMAX)
+        return reflector_in_range(alpha, x2, x3, tau, v2, v3);
+    /* a tiny or huge vector: the reflector of its scaled copy (the same v and tau) */
+    const real sf = SAFE_SCALE(big);
+    return reflector_in_range(alpha * sf, x2 * sf, x3 * sf, tau, v2, v3) * SAFE_SCALE_INV(big);
 }
 
 /* Eigenvalues of the 2x2 [a b; c d] in standardized Schur form (dlanv2): on return a, b, c, d

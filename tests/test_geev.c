@@ -443,6 +443,56 @@ static void test_scaled_norms(void **state)
     bcl_destroy(ctx);
 }
 
+/* Columns whose entries from the subdiagonal down are subnormal (double 1e-310 and 2^-1070, float
+ * 1e-40 and 2^-146; the device may flush float's to zero) in matrices of norm about 1: the
+ * reflectors of those columns, in the Hessenberg step and in the QR step's bulges, form v from
+ * the column scaled by a power of two (1/big, LAPACK's dlarfg rescale, overflowed: before the
+ * thirty-sixth session such matrices came back NaN with info = n). Column 0 and a middle column;
+ * the table's mapping, SWB p = 3 in exact-n builds (the reflector in registers) and MWB p = 3,
+ * with and without vectors. */
+static void test_subnormal_columns(void **state)
+{
+    (void)state;
+    bcl_context *ctx = tu_context();
+    const variant vs[] = {variants[0], {"swb-p3-exact", BCL_MAPPING_SWB, BCL_MAPPING_SWB, 3, 3, 0, 1},
+                          variants[4]};
+    for (int dbl = 1; dbl >= 0; --dbl) {
+        const double tiny[2][2] = {{1e-40, 0x1p-146}, {1e-310, 0x1p-1070}};
+        for (int f = 0; f < 2; ++f) {
+            const int n = f ? 17 : 6;
+            const mg_kind kinds[] = {MG_DENSE, MG_COMPLEX_PAIRS};
+            ref_batch b = make_batch(n, dbl, kinds, 2, 2, 90u + (unsigned)f);
+            const size_t nn = (size_t)n * n;
+            for (size_t k = 0; k < b.batch; ++k) {
+                /* the column made tiny from its subdiagonal down; before a middle one the columns
+                 * already Hessenberg (no reflector mixes other rows into it) */
+                const int c = k % 2 ? n / 2 : 0;
+                for (int j = 0; j <= c; ++j)
+                    for (int i = j + 1; i < n; ++i) {
+                        const size_t e = k * nn + (size_t)j * n + (size_t)i;
+                        if (j == c)
+                            oracle_set(b.A, dbl, e, tiny[dbl][f] * (1 + (i % 3)));
+                        else if (i > j + 1)
+                            oracle_set(b.A, dbl, e, 0);
+                    }
+                if (oracle_geev(n, dbl, (char *)b.A + k * nn * (dbl ? 8 : 4), b.wr + k * n,
+                                b.wi + k * n, b.rcond + k * n, &b.abnrm[k]) != 0)
+                    fail_msg("LAPACK failed on a matrix with a subnormal column");
+            }
+            for (size_t vi = 0; vi < sizeof vs / sizeof vs[0]; ++vi) {
+                apply(ctx, &vs[vi]);
+                for (int vec = 0; vec < 2; ++vec) {
+                    results r = run(ctx, &b, vec, BCL_SUCCESS);
+                    check(ctx, &b, &r, vs[vi].name);
+                    free_results(&r);
+                }
+            }
+            free_batch(&b);
+        }
+    }
+    bcl_destroy(ctx);
+}
+
 /* Eigenvectors of zero eigenvalues under large couplings: strictly upper triangular matrices
  * (balancing leaves them as they are, all eigenvalues 0, a Jordan block) with entries of 2^400
  * (double) or 2^38 (float), below the norm at which the matrix is scaled down: the back
@@ -998,6 +1048,7 @@ int main(int argc, char **argv)
                                           cmocka_unit_test(test_two_bulges)};
     const struct CMUnitTest vectors[] = {cmocka_unit_test(test_vectors)};
     const struct CMUnitTest numerics[] = {cmocka_unit_test(test_scaled_norms),
+                                          cmocka_unit_test(test_subnormal_columns),
                                           cmocka_unit_test(test_vectors_overflow),
                                           cmocka_unit_test(test_failure_isolation),
                                           cmocka_unit_test(test_no_convergence)};
