@@ -133,7 +133,9 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
             realv sigma = (realv)0;
             for (int i = j + 2; i < n; ++i)
                 sigma += SA(i, j) * SA(i, j);
-            realv nrm = sqrt(alpha * alpha + sigma), s = (realv)1;
+            /* nrm, as: the norm and alpha of the column divided by s (1, or its largest
+             * magnitude where scaled), so that beta, tau and v come from values in range */
+            realv nrm = sqrt(alpha * alpha + sigma), s = (realv)1, as = alpha;
             maskv refl = (maskv)(sigma != (realv)0);
             /* lanes outside the plain sum's range (PLAIN_SSQ_MIN): x scaled by s, the others by 1 */
             const maskv scaled = (maskv)(SCALED_PASS(j, sigma, alpha));
@@ -149,15 +151,17 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
                     SA(i, j) = y;
                     ssq += y * y;
                 }
-                const realv as = alpha / s;
-                nrm = select(nrm, s * sqrt(as * as + ssq), scaled);
+                as = alpha / s;
+                nrm = select(nrm, sqrt(as * as + ssq), scaled);
                 refl = select(refl, (maskv)(xmax != (realv)0 || ssq != (realv)0), scaled);
             }
+            /* beta of the scaled column: tau and v are the same as the column's, and no
+             * subnormal beta loses their precision (LAPACK's dlarfg rescales for that) */
             const realv beta = select(nrm, -nrm, (maskv)(alpha >= (realv)0));
             /* no reflection where the column is already reduced (always at j = n-2) */
-            tau[j] = select((realv)0, (beta - alpha) / beta, refl);
-            scal[0] = select((realv)0, s / (alpha - beta), refl);
-            ev[j] = select(alpha, beta, refl);
+            tau[j] = select((realv)0, (beta - as) / beta, refl);
+            scal[0] = select((realv)0, (realv)1 / (as - beta), refl);
+            ev[j] = select(alpha, beta * s, refl);
             dv[j] = SA(j, j);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -374,7 +378,8 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
                     sq[e] += c + e > j + 1 ? a[RJ][c + e] * a[RJ][c + e] : (real)0;                    \
             }                                                                                          \
             const real sigma = SUM4(sq), dj = v[j], alpha = v[j + 1];                                  \
-            real nrm = sqrt(alpha * alpha + sigma), s = (real)1;                                       \
+            /* the norm and alpha of the row divided by s (1, or its largest magnitude) */             \
+            real nrm = sqrt(alpha * alpha + sigma), s = (real)1, as = alpha;                           \
             bool refl = sigma != (real)0;                                                              \
             if (SCALED_PASS(j, sigma, alpha)) { /* x scaled by s (above) */                            \
                 real xmax = (real)0, ssq = (real)0;                                                    \
@@ -388,16 +393,17 @@ __kernel void sytrd(__global const real *A, ulong offA, __global real *Q, ulong 
                     a[RJ][c] /= s;                                                                     \
                     ssq += c > j + 1 ? a[RJ][c] * a[RJ][c] : (real)0;                                  \
                 }                                                                                      \
-                const real as = alpha / s;                                                             \
-                nrm = s * sqrt(as * as + ssq);                                                         \
+                as = alpha / s;                                                                        \
+                nrm = sqrt(as * as + ssq);                                                             \
                 refl = xmax != (real)0 || ssq != (real)0;                                              \
             }                                                                                          \
-            /* no reflection where the column is already reduced (always at j = n-2) */                \
+            /* beta of the scaled row (tau and v the same; a subnormal beta would lose their           \
+             * precision); no reflection where the column is already reduced (always at j = n-2) */    \
             const real beta = alpha >= (real)0 ? -nrm : nrm;                                           \
-            const real inv = refl ? s / (alpha - beta) : (real)0;                                      \
-            tauv[j] = refl ? (beta - alpha) / beta : (real)0;                                          \
+            const real inv = refl ? (real)1 / (as - beta) : (real)0;                                   \
+            tauv[j] = refl ? (beta - as) / beta : (real)0;                                             \
             dv[j] = dj;                                                                                \
-            ev[j] = refl ? beta : alpha;                                                               \
+            ev[j] = refl ? beta * s : alpha;                                                           \
             /* v = (0, ..., 0, 1, row_{j+2..} / (alpha - beta)) */                                     \
             UNROLL                                                                                     \
             for (int c = 0; c < (RJ) * NT / 4 * 4; c += 4)                                             \
