@@ -493,8 +493,9 @@ static bcl_status gemm(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_
 }
 
 /* C := op(A) op(B) + beta C over m rows (depth k), then C's first m2 rows += op(A2) op(B2)
- * (depth k2, the same transposes): with gemm.cl one launch whose tiles above row m2 run on
- * through the second product's slices (BATCHCL_PCYCLIC_GEMM_PAIR=0: two launches, as clBLAST) */
+ * (depth k2, the same transposes): with gemm.cl one launch whose tiles holding any of those rows
+ * run on through the second product's slices (BATCHCL_PCYCLIC_GEMM_PAIR=0: two launches, as with
+ * clBLAST) */
 static bcl_status gemm_pair(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, size_t m,
                             size_t n, size_t k, cl_mem A, size_t offA, size_t lda, cl_mem B,
                             size_t offB, size_t ldb, double beta, cl_mem C, size_t offC,
