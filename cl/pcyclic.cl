@@ -739,11 +739,6 @@ static real tw_entry(__local const real *t_l, __local const real *w_l, int v, in
 #define CH_PASSES 1
 #define CH_CHUNK_IF(h) /* every group every chunk's barriers (a panel group's are all zeros) */
 #endif
-/* Roles a group takes one after the other (roles, a kernel argument): on NVIDIA a launch may
- * have fewer groups than roles, each group taking the next ticket when done with one, so that
- * the chain's waiting groups leave compute units to the second queue's kernels; a ticket past
- * the launch's roles ends the group. Elsewhere one role a group (PoCL: no barrier in a loop whose
- * trip count comes from local memory). */
 /* The hand-offs between groups: stores, a barrier, then work-item 0 raises a flag or counts
  * (CH_RELEASE_*); the waiting side's work-item 0 spins (CH_WAIT_GE), then a barrier. They need
  * release and acquire at device scope. On NVIDIA, OpenCL 1.2's mem_fence(CLK_GLOBAL_MEM_FENCE)
@@ -791,6 +786,11 @@ static int ch_acquire(volatile __global const int *p)
         atomic_xchg(p, 1);                                                                        \
     } while (0)
 #endif
+/* Roles a group takes one after the other (roles, a kernel argument): on NVIDIA a launch may
+ * have fewer groups than roles, each group taking the next ticket when done with one, so that
+ * the chain's waiting groups leave compute units to the second queue's kernels; a ticket past
+ * the launch's roles ends the group. Elsewhere one role a group (PoCL: no barrier in a loop whose
+ * trip count comes from local memory). */
 #ifdef BCL_PTX_SHUFFLE
 #define CH_ROLE_LOOP for (int role_ = 0; role_ < roles; ++role_)
 #define CH_ROLE_CHECK(past) if (past) break

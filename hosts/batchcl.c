@@ -1349,8 +1349,6 @@ static void free_arrays(int dbl, double *A, double *B, void *Ap, void *Bp, void 
     free(t);
 }
 
-/* One precision's table (dbl: double, else float; A, B random in double, rounded to float first
- * for a float run, so that the residual's H is the one inverted). */
 /* the largest scaled residual of a batch of p-cyclic inverses X (NaN wins) */
 static double batch_pcyclic_residual(int n, int p, size_t batch, const double *A, const double *B,
                                      int dbl, const void *X)
@@ -1366,6 +1364,8 @@ static double batch_pcyclic_residual(int n, int p, size_t batch, const double *A
     return res;
 }
 
+/* One precision's table (dbl: double, else float; A, B random in double, rounded to float first
+ * for a float run, so that the residual's H is the one inverted). */
 static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
                                     const bcl_device_info *dev, int dbl)
 {

@@ -203,7 +203,7 @@ typedef struct {
     cl_mem buf;
     size_t off, ld, stride;
 } bcl_gemm_operand;
-/* A second product added in the same launch: C's rows below m also get alpha op(A) op(B) of
+/* A second product added in the same launch: C's first m rows also get alpha op(A) op(B) of
  * depth k (the first product's transposes; its operands' strides unused) */
 typedef struct {
     bcl_gemm_operand A, B;

@@ -263,11 +263,10 @@ static const char *clblast_status_name(CLBlastStatusCode s)
 #define MAX_SLOTS (2 * MAX_CHAIN_STEPS + 1)
 #define CHAIN_TAIL_DEFAULT 2
 /* Where BSOF runs on two queues up to this n (NVIDIA: the shuffle build, whose qr_chain loops
- * over roles), qr_chain launches
- * CHAIN_GROUPS_DEFAULT groups that take the roles in turn, so that its waiting groups leave
- * compute units to the second queue, and CHAIN_STEPS_DEFAULT steps a launch; elsewhere a group
- * a role and a step a launch. H200, bench pcyclic --order 10000, ms (steps a launch S, groups G;
- * G = 0: a group a role):
+ * over roles), qr_chain launches CHAIN_GROUPS_DEFAULT groups that take the roles in turn, so
+ * that its waiting groups leave compute units to the second queue, and CHAIN_STEPS_DEFAULT steps
+ * a launch; elsewhere a group a role and a step a launch. H200, bench pcyclic --order 10000, ms
+ * (steps a launch S, groups G; G = 0: a group a role):
  *   n = 192 / 256 / 512: one step a launch before (two slots, At_k+1 copied on the main queue)
  *   20.44 / 22.03 / 35.26, S = 1 G = 0 20.43 / 22.33 / 35.29, S = 1 G = 96 20.53 / 21.73 /
  *   37.75, S = 3 G = 96 20.23 / 21.71 / 37.55, S = 3 G = 120 20.41 / 21.92 / 36.23, S = 3 G = 64
