@@ -139,6 +139,15 @@ typedef struct {
                                  * performance model, method 3 none; -1: none (row version
                                  * only); >= p - 1: every column but the last, which then comes
                                  * from the others (no row version) */
+    int pcyclic_rv_host_columns; /* methods 1 and 3: block columns of R^-1 from j_F on that the
+                                  * host inverts by rows (BLAS) while the device takes the others
+                                  * (the host's share of BSTRI_RV, the paper's l_i); 0: the
+                                  * performance model's choice, -1: none, more: that many (at
+                                  * most those left before the last column) */
+    int pcyclic_qt_host_rows;    /* methods 1 and 3: leading block rows of H^-1 = R^-1 Q^T the
+                                  * host computes (BLAS) while the device computes the others (the
+                                  * host's share of BSOI, the paper's l_k); 0: model, -1: none,
+                                  * more: that many (at most p - 1) */
 } bcl_params;
 
 typedef struct {
@@ -415,22 +424,29 @@ bcl_status bcl_dpcyclic_inv_cl(bcl_context *ctx, int n, int p, size_t batch, cl_
 int bcl_pcyclic_has_clblast(void);
 
 /*
- * The constants of method 1's performance model (the paper's model of the merged BSOFTRI, reduced
- * to what sets j_F) for blocks of order n in one precision.
+ * The constants of the performance model (the paper's model of the merged BSOFTRI and of BSOI,
+ * reduced to what sets j_F in method 1 and the host's shares in methods 1 and 3) for blocks of
+ * order n in one precision.
  */
 typedef struct {
     double host_step_s;     /* one panel step of the factorization on the host (LAPACK) */
     double dev_gemm_flops;  /* the device's clBLAST GEMM rate on the column version's shapes
                              * (j*n x n x n), in FLOP/s */
     double dev_gemm_call_s; /* the fixed cost of one such GEMM call, in seconds */
+    /* the host's shares of the row version and of the Q^T application (0: not measured, the
+     * host then takes no share unless told to) */
+    double host_gemm_flops; /* the host's DGEMM rate (BLAS, all its threads) on 4n x n x n */
+    double link_bytes_s;    /* host <-> device transfer rate, bytes per second */
+    double link_call_s;     /* the fixed cost of one transfer, in seconds */
 } bcl_pcyclic_model;
 
 /*
  * Measure them on this context's host and device for blocks of order n (precision dbl: 0 float,
- * 1 double): the fastest of three host panel steps, and the medians of five GEMMs of the shapes
+ * 1 double): the fastest of three host panel steps, the medians of five GEMMs of the shapes
  * j*n x n x n for j = 4 and 15 on the device (about 31 n^2 elements of device memory, and the
- * workspace of a p = 3 call, which the context keeps as a call's), whatever
- * p a later call has. batchcl-tune stores them with its pcyclic entries ("model"). A method 1
+ * workspace of a p = 3 call, which the context keeps as a call's), the median of five host
+ * DGEMMs of 4n x n x n, and the medians of five blocking writes and reads of 256 KiB and 16 MiB
+ * (a 16 MiB device buffer), whatever p a later call has. batchcl-tune stores them with its pcyclic entries ("model"). A method 1
  * call takes the model for its precision and exactly its n from a tuning file for this device
  * tuned with the same driver and as many compute units, else from the kernel cache directory,
  * else measures it at its first use (and keeps it there); the context keeps it until the tuning

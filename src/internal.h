@@ -92,7 +92,7 @@ typedef struct bcl_tuning_file {
 } bcl_tuning_file;
 
 #define BCL_SCRATCH_ARRAYS 9
-#define BCL_PCYCLIC_WS_SLOTS 16 /* src/pcyclic.c's workspace buffers */
+#define BCL_PCYCLIC_WS_SLOTS 17 /* src/pcyclic.c's workspace buffers */
 
 struct bcl_context {
     cl_platform_id platform;

@@ -296,6 +296,11 @@ typedef struct {
      * forces either (own: the portable build elsewhere, for tests; BATCHCL_CLBLAST_FAIL: clBLAST) */
     int own_gemm, gemm_tensor;
     int gemm_pair; /* gemm_pair's two products in one gemm.cl launch */
+    /* the host's shares (host_rv_columns, host_qt_rows): block columns jF .. jF+rv_host-1 of the
+     * row version and block rows 0 .. qt_host-1 of the Q^T application, by BLAS on the host */
+    int rv_host, qt_host;
+    double share_s[3]; /* host time spent on them: waiting for the reads, products, writing */
+    size_t batch;   /* problems in the call (method 1 pipelines the host's panels across them) */
     double host_s; /* wall time of the host's part (panels, enqueueing) */
     int dev_panels; /* method 3: the panels on the device too (kernels of cl/pcyclic.cl) */
     double phase_s[4]; /* method 3 with BATCHCL_PCYCLIC_PHASES=1: BSOF (with the column version),
@@ -385,7 +390,7 @@ typedef struct {
  * where the column version runs beside BSOF. */
 enum {
     WS_T, WS_Q, WS_S, WS_R, WS_P, WS_V, WS_TB, WS_WP, WS_RKK, WS_BAD, WS_GEMM_TMP,
-    WS_GEMM_WORK, WS_GEMM_TMP2, WS_GEMM_WORK2, WS_GEMM_TMP3, WS_GEMM_WORK3, WS_COUNT
+    WS_GEMM_WORK, WS_GEMM_TMP2, WS_GEMM_WORK2, WS_GEMM_TMP3, WS_GEMM_WORK3, WS_SHARE, WS_COUNT
 };
 _Static_assert(WS_COUNT == BCL_PCYCLIC_WS_SLOTS, "the context's p-cyclic workspace slots");
 _Static_assert(WS_GEMM_TMP2 == WS_GEMM_TMP + 2 && WS_GEMM_WORK2 == WS_GEMM_WORK + 2 &&
@@ -501,6 +506,8 @@ static bcl_status gemm_pair(bsofi *w, CLBlastTranspose ta, CLBlastTranspose tb, 
                             size_t ldc, size_t m2, size_t k2, cl_mem A2, size_t offA2,
                             size_t lda2, cl_mem B2, size_t offB2, size_t ldb2)
 {
+    if (m2 == 0 || k2 == 0)
+        return gemm(w, ta, tb, m, n, k, 1.0, A, offA, lda, B, offB, ldb, beta, C, offC, ldc);
     if (w->own_gemm && w->gemm_pair && m > 0 && n > 0 && k > 0) {
         const bcl_gemm_operand a = {A, offA, lda, 0}, b = {B, offB, ldb, 0},
                                c = {C, offC, ldc, 0};
@@ -621,6 +628,15 @@ static bcl_status copy_rect(bsofi *w, cl_mem src, size_t off_src, size_t ld_src,
     cl_int err = clEnqueueCopyBufferRect(w->q, src, dst, so, dso, region, ld_src * w->es, 0,
                                          ld_dst * w->es, 0, 0, NULL, NULL);
     return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(w->ctx, err, "clEnqueueCopyBufferRect");
+}
+
+/* block column (N x n, leading dimension N) from src to dst below row r0 (r0 = 0: all of it) */
+static bcl_status copy_rows(bsofi *w, cl_mem src, size_t off_src, cl_mem dst, size_t off_dst,
+                            size_t r0)
+{
+    const size_t N = (size_t)w->N, n = (size_t)w->n;
+    return r0 == 0 ? copy_dev(w, src, off_src, dst, off_dst, N * n)
+                   : copy_rect(w, src, off_src + r0, N, dst, off_dst + r0, N, N - r0, n);
 }
 
 /* the queue w->q waits for `ev` (none: nothing to wait for) */
@@ -871,9 +887,234 @@ static bcl_status timeline_mark(bsofi *w, const char *name)
  * at n = 256 groups of 3, 4 and 8 took 0.5-1.2 % longer than 6, 9 and 10 the same */
 #define RV_GROUP_DEFAULT 6
 /* the rows in groups: j_F = 0 (no column version) and two groups or more */
+/* ---- the host's shares: BSOFTRI's l_i and BSOI's l_k (the paper's eqs. (5)-(6)) ----
+ * The host computes some blocks with BLAS while the device computes the others. Each share is a
+ * fixed set for the whole phase rather than the paper's split per iteration: here the device does
+ * a whole block row (or pair of block columns) in one launch, so a split per iteration would move
+ * blocks across the link every iteration and save the device nothing but flops. The row version's
+ * share is block columns j_F .. j_F+h-1 (a column's rows need only that column and the row
+ * multipliers), the Q^T application's block rows 0 .. h-1 (each row of R^-1 Q^T is its own).
+ * Their reads and writes go on a side queue beside the main queue's products. */
+typedef struct {
+    double *a;          /* host doubles: the blocks the host computes, then the factors it reads */
+    unsigned char *raw; /* the same in the device's precision, as read and written */
+    cl_mem stage;       /* the same on the device, packed (WS_SHARE) */
+    size_t elems;
+    cl_event formed, read_done;
+    double t0; /* when its products started */
+} host_share;
+
+static void to_double(const void *src, int dbl, size_t count, double *dst);
+static void from_double(const double *src, int dbl, size_t count, void *dst);
+
+/* the row version's share starts at block column max(jF, 1) (column 0 has nothing above its
+ * diagonal block) */
+static int rv_share_first(const bsofi *w)
+{
+    return w->jF > 1 ? w->jF : 1;
+}
+
+/* the queue the shares' transfers go on: a queue of their own where the context has one */
+static cl_command_queue side_queue(const bsofi *w)
+{
+    return w->q3 ? w->q3 : w->q2 ? w->q2 : w->q;
+}
+
+/* On the side queue, rows x cols at element `off` (leading dimension ld) of src to element
+ * stage_off of the share's stage (leading dimension stage_ld), or the other way (to_stage = 0),
+ * after the share's `formed` marker. The blocks go through the stage so that the link moves one
+ * packed range each way: NVIDIA's rectangular reads and writes from host memory move a row at a
+ * time (a block row of H^-1 at n = 128, 10 000 columns, took about 100 ms). */
+static bcl_status stage_copy(bsofi *w, host_share *sh, int to_stage, cl_mem buf, size_t off,
+                             size_t ld, size_t stage_off, size_t stage_ld, size_t rows,
+                             size_t cols, cl_event *done)
+{
+    const size_t es = w->es, o_buf[3] = {off * es, 0, 0}, o_stage[3] = {stage_off * es, 0, 0},
+                 region[3] = {rows * es, cols, 1};
+    const cl_int err =
+        to_stage ? clEnqueueCopyBufferRect(side_queue(w), buf, sh->stage, o_buf, o_stage, region,
+                                           ld * es, 0, stage_ld * es, 0, sh->formed ? 1 : 0,
+                                           sh->formed ? &sh->formed : NULL, done)
+                 : clEnqueueCopyBufferRect(side_queue(w), sh->stage, buf, o_stage, o_buf, region,
+                                           stage_ld * es, 0, ld * es, 0, 0, NULL, done);
+    return err == CL_SUCCESS ? BCL_SUCCESS
+                             : bcl_cl_fail(w->ctx, err, "staging the blocks of the host's share");
+}
+
+/* Start a share of `elems` values: its buffers, the stage cleared, and the `formed` marker on the
+ * main queue after what the share reads, which the copies into the stage wait for. */
+static bcl_status share_begin(bsofi *w, host_share *sh, size_t elems)
+{
+    sh->elems = elems;
+    sh->a = malloc(sizeof(double) * elems);
+    sh->raw = malloc(w->es * elems);
+    if (!sh->a || !sh->raw)
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory for the host's share",
+                        w->fn);
+    bcl_status s = ws_buffer(w, WS_SHARE, w->es * elems, &sh->stage);
+    if (s == BCL_SUCCESS)
+        s = queue_mark(w, &sh->formed, "host share: its blocks formed");
+    if (s == BCL_SUCCESS)
+        s = queue_flush(w);
+    const cl_uchar zero = 0;
+    const cl_int err = s == BCL_SUCCESS ? clEnqueueFillBuffer(side_queue(w), sh->stage, &zero, 1, 0,
+                                                              w->es * elems, 0, NULL, NULL)
+                                        : CL_SUCCESS;
+    return err == CL_SUCCESS ? s : bcl_cl_fail(w->ctx, err, "clearing the host's share's stage");
+}
+
+/* after the copies into the stage: one read of it, whose event marks the share's reads */
+static bcl_status share_reads_enqueued(bsofi *w, host_share *sh)
+{
+    const cl_command_queue q = side_queue(w);
+    cl_int err = clEnqueueReadBuffer(q, sh->stage, CL_FALSE, 0, w->es * sh->elems, sh->raw, 0, NULL,
+                                     &sh->read_done);
+    if (err == CL_SUCCESS)
+        err = clFlush(q);
+    return err == CL_SUCCESS ? BCL_SUCCESS
+                             : bcl_cl_fail(w->ctx, err, "reading the blocks of the host's share");
+}
+
+/* Wait for the share's read (the main queue's work enqueued before runs meanwhile) and convert
+ * it into a. */
+static bcl_status share_wait(bsofi *w, host_share *sh)
+{
+    const double t0 = seconds_now();
+    cl_int err = queue_flush(w) == BCL_SUCCESS ? clWaitForEvents(1, &sh->read_done)
+                                                : CL_INVALID_COMMAND_QUEUE;
+    cl_int status = CL_COMPLETE;
+    if (err == CL_SUCCESS)
+        err = clGetEventInfo(sh->read_done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                             &status, NULL);
+    if (err == CL_SUCCESS && status < 0)
+        err = status;
+    if (err != CL_SUCCESS)
+        return bcl_cl_fail(w->ctx, err, "reading the blocks of the host's share");
+    to_double(sh->raw, w->dbl, sh->elems, sh->a);
+    sh->t0 = seconds_now(); /* the products from here */
+    w->share_s[0] += sh->t0 - t0;
+    return BCL_SUCCESS;
+}
+
+/* Write the share's rows x cols (packed at the start of a) through the stage to `off`
+ * (leading dimension ld) of dst on the side queue, and make the main queue wait for it; then
+ * release what the share held (also after a failure `s`, once nothing of the side queue's still
+ * reads into its buffers). */
+static bcl_status share_end(bsofi *w, host_share *sh, bcl_status s, cl_mem dst, size_t off,
+                            size_t ld, size_t rows, size_t cols)
+{
+    const cl_command_queue q = side_queue(w);
+    cl_event written = NULL;
+    const double t_end = seconds_now();
+    if (s == BCL_SUCCESS) {
+        w->share_s[1] += t_end - sh->t0;
+        from_double(sh->a, w->dbl, rows * cols, sh->raw);
+        const cl_int err = clEnqueueWriteBuffer(q, sh->stage, CL_TRUE, 0, w->es * rows * cols,
+                                                sh->raw, 0, NULL, NULL);
+        s = err == CL_SUCCESS ? stage_copy(w, sh, 0, dst, off, ld, 0, rows, rows, cols, &written)
+                              : bcl_cl_fail(w->ctx, err, "writing the host's share of H^-1");
+        if (s == BCL_SUCCESS)
+            s = queue_wait(w, written);
+        if (s == BCL_SUCCESS && clFlush(q) != CL_SUCCESS)
+            s = bcl_cl_fail(w->ctx, CL_INVALID_COMMAND_QUEUE, "clFlush");
+    } else {
+        clFinish(q);
+    }
+    if (written)
+        clReleaseEvent(written);
+    if (sh->read_done)
+        clReleaseEvent(sh->read_done);
+    if (sh->formed)
+        clReleaseEvent(sh->formed);
+    free(sh->a);
+    free(sh->raw);
+    w->share_s[2] += seconds_now() - t_end;
+    return s;
+}
+
+/* The row version's share: block columns c = jF .. jF+h-1 (h = w->rv_host, all before the last),
+ * X_i,c = Xt_i X_i+1,c for i = c-1 .. 0, from the multipliers Xt_0 .. Xt_jF+h-2 (dS) and the
+ * diagonal blocks X_cc (H), read once they are formed; the main queue's row products take the
+ * columns from jF+h on meanwhile (j_F = 0: the share starts at column 1, rv_share_first). a holds
+ * the columns' first (jF+h) n rows (zeros below the diagonal blocks, as in H), then the
+ * multipliers. */
+static bcl_status host_rv_start(bsofi *w, cl_mem H, size_t offH, host_share *sh)
+{
+    const int n = w->n, c0 = rv_share_first(w), c1 = c0 + w->rv_host;
+    const size_t nn = w->nn, L = (size_t)c1 * n, nx = L * (size_t)(c1 - c0) * n,
+                 nm = (size_t)(c1 - 1) * nn;
+    bcl_status s = share_begin(w, sh, nx + nm);
+    for (int c = c0; c < c1 && s == BCL_SUCCESS; ++c) /* X_cc into its place in a */
+        s = stage_copy(w, sh, 1, H, offH + block_at(w, c, c), w->N,
+                       (size_t)(c - c0) * n * L + (size_t)c * n, L, n, n, NULL);
+    if (s == BCL_SUCCESS && nm > 0)
+        s = stage_copy(w, sh, 1, w->dS, (size_t)w->p * nn, nm, nx, nm, nm, 1, NULL);
+    return s == BCL_SUCCESS ? share_reads_enqueued(w, sh) : s;
+}
+
+static bcl_status host_rv_finish(bsofi *w, cl_mem H, size_t offH, host_share *sh, bcl_status s)
+{
+    const int n = w->n, c0 = rv_share_first(w), c1 = c0 + w->rv_host;
+    const size_t nn = w->nn, L = (size_t)c1 * n, nx = L * (size_t)(c1 - c0) * n;
+    if (s == BCL_SUCCESS && sh->read_done)
+        s = share_wait(w, sh);
+    if (s == BCL_SUCCESS) {
+        double *X = sh->a, *M = sh->a + nx;
+        for (int i = c1 - 2; i >= 0; --i) {
+            const int lo = i + 1 > c0 ? i + 1 : c0;
+            double *col = X + (size_t)(lo - c0) * n * L;
+            dgemm('N', 'N', n, (c1 - lo) * n, n, 1.0, M + (size_t)i * nn, n, col + (size_t)(i + 1) * n,
+                  (int)L, 0.0, col + (size_t)i * n, (int)L);
+        }
+    }
+    return share_end(w, sh, s, H, offH + block_at(w, 0, c0), w->N, L, (size_t)(c1 - c0) * n);
+}
+
+/* The Q^T application's share: block rows 0 .. h-1 (h = w->qt_host) of H^-1 = R^-1 Q^T, with the
+ * Q^(k) of dQ, read once R^-1 is complete; the main queue's products take the rows below. a holds
+ * the rows (h n x N), then the factors: Q^(k) (2n x 2n) at 4 n^2 k, Q^(p) (n x n) after them. */
+static bcl_status host_qt_start(bsofi *w, cl_mem H, size_t offH, host_share *sh)
+{
+    const size_t r0 = (size_t)w->qt_host * w->n, N = (size_t)w->N,
+                 nq = (size_t)(w->p - 1) * 4 * w->nn + w->nn;
+    bcl_status s = share_begin(w, sh, r0 * N + nq);
+    if (s == BCL_SUCCESS)
+        s = stage_copy(w, sh, 1, H, offH, N, 0, r0, r0, N, NULL);
+    if (s == BCL_SUCCESS)
+        s = stage_copy(w, sh, 1, w->dQ, 0, nq, r0 * N, nq, nq, 1, NULL);
+    return s == BCL_SUCCESS ? share_reads_enqueued(w, sh) : s;
+}
+
+static bcl_status host_qt_finish(bsofi *w, cl_mem H, size_t offH, host_share *sh, bcl_status s)
+{
+    const int n = w->n, p = w->p, r0 = w->qt_host * n, N = w->N;
+    const size_t nn = w->nn, nx = (size_t)r0 * N;
+    double *T = s == BCL_SUCCESS ? malloc(sizeof *T * (size_t)r0 * 2 * n) : NULL;
+    if (s == BCL_SUCCESS && !T)
+        s = bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory for the host's share",
+                     w->fn);
+    if (s == BCL_SUCCESS && sh->read_done)
+        s = share_wait(w, sh);
+    if (s == BCL_SUCCESS) { /* the last block column times Q^(p)T, then pairs k, k+1 times Q^(k)T */
+        double *X = sh->a;
+        const double *Q = sh->a + nx;
+        double *last = X + (size_t)(p - 1) * n * r0;
+        dgemm('N', 'T', r0, n, n, 1.0, last, r0, Q + (size_t)(p - 1) * 4 * nn, n, 0.0, T, r0);
+        memcpy(last, T, sizeof *T * (size_t)r0 * n);
+        for (int k = p - 2; k >= 0; --k) {
+            double *pair = X + (size_t)k * n * r0;
+            dgemm('N', 'T', r0, 2 * n, 2 * n, 1.0, pair, r0, Q + (size_t)k * 4 * nn, 2 * n, 0.0, T,
+                  r0);
+            memcpy(pair, T, sizeof *T * (size_t)r0 * 2 * n);
+        }
+    }
+    free(T);
+    return share_end(w, sh, s, H, offH, (size_t)N, (size_t)r0, (size_t)N);
+}
+
 static int row_groups_used(const bsofi *w)
 {
-    return w->jF == 0 && w->rv_group >= 2 && (w->p - 1) / 2 >= w->rv_group;
+    return w->jF == 0 && w->rv_host == 0 && w->rv_group >= 2 && (w->p - 1) / 2 >= w->rv_group;
 }
 
 /* BSTRI_RV's rows in groups of gs = w->rv_group (j_F = 0), after the multipliers Xt_i are in dS,
@@ -1020,12 +1261,19 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
     int rows_left = p - 1; /* block rows 0 .. rows_left - 1 still by the row loop */
     if (s == BCL_SUCCESS && row_groups_used(w))
         s = invert_row_groups(w, H, offH, &rows_left);
+    host_share share = {0};
+    if (s == BCL_SUCCESS && w->rv_host > 0)
+        s = host_rv_start(w, H, offH, &share);
+    /* the device's columns from here on */
+    const int first = w->rv_host > 0 ? rv_share_first(w) + w->rv_host : w->jF;
     for (int i = rows_left - 1; i >= 0 && s == BCL_SUCCESS; --i) {
-        const int c0 = i + 1 > w->jF ? i + 1 : w->jF;
+        const int c0 = i + 1 > first ? i + 1 : first;
         s = gemm(w, CLBlastTransposeNo, CLBlastTransposeNo, n, (size_t)(p - c0) * n, n, 1.0, w->dS,
                  (size_t)(p + i) * nn, n, H, offH + block_at(w, i + 1, c0), w->N, 1.0, H,
                  offH + block_at(w, i, c0), w->N);
     }
+    if (w->rv_host > 0)
+        s = host_rv_finish(w, H, offH, &share, s);
     if (s == BCL_SUCCESS)
         s = timeline_mark(w, "R^-1 rows");
     return s;
@@ -1045,30 +1293,32 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
 static bcl_status apply_qt(bsofi *w, cl_mem H, size_t offH)
 {
     const size_t n = (size_t)w->n, N = (size_t)w->N, p = (size_t)w->p, col = n * N;
+    const size_t r0 = (size_t)w->qt_host * n; /* rows above r0: the host's (host_qt_rows) */
     const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
     /* Y into slot 1 */
-    bcl_status s = gemm(w, no, tr, N, n, n, 1.0, H, offH + (p - 1) * col, N, w->dQ,
-                        (p - 1) * 4 * w->nn, n, 0.0, w->dT, col, N);
+    bcl_status s = gemm(w, no, tr, N - r0, n, n, 1.0, H, offH + (p - 1) * col + r0, N, w->dQ,
+                        (p - 1) * 4 * w->nn, n, 0.0, w->dT, col + r0, N);
     int from_temp = 1; /* the step reads slots 0 and 1, else H */
     for (size_t k = p - 1; k-- > 0 && s == BCL_SUCCESS; from_temp = !from_temp) {
         const size_t top = (k + 1) * n, qk = k * 4 * w->nn, hk = offH + k * col;
+        const size_t lo = top > r0 ? top : r0; /* the first row taking K = n */
         const cl_mem a = from_temp ? w->dT : H, c = from_temp ? H : w->dT;
         const size_t a_left = from_temp ? 0 : hk, a_right = from_temp ? col : hk + col,
                      c_left = from_temp ? hk : col;
-        if (from_temp)
-            s = copy_rect(w, H, hk, N, w->dT, 0, N, top, n);
+        if (from_temp && top > r0)
+            s = copy_rect(w, H, hk + r0, N, w->dT, r0, N, top - r0, n);
+        if (s == BCL_SUCCESS && top > r0)
+            s = gemm(w, no, tr, top - r0, 2 * n, 2 * n, 1.0, a, a_left + r0, N, w->dQ, qk, 2 * n,
+                     0.0, c, c_left + r0, N);
         if (s == BCL_SUCCESS)
-            s = gemm(w, no, tr, top, 2 * n, 2 * n, 1.0, a, a_left, N, w->dQ, qk, 2 * n, 0.0, c,
-                     c_left, N);
-        if (s == BCL_SUCCESS)
-            s = gemm(w, no, tr, N - top, 2 * n, n, 1.0, a, a_right + top, N, w->dQ,
-                     qk + 2 * n * n, 2 * n, 0.0, c, c_left + top, N);
+            s = gemm(w, no, tr, N - lo, 2 * n, n, 1.0, a, a_right + lo, N, w->dQ, qk + 2 * n * n,
+                     2 * n, 0.0, c, c_left + lo, N);
         if (s == BCL_SUCCESS && !from_temp)
-            s = copy_dev(w, w->dT, 2 * col, H, hk + col, col);
+            s = copy_rows(w, w->dT, 2 * col, H, hk + col, r0);
     }
     /* the last step's left column, or the only one (p = 1), is still in slot 1 */
     if (s == BCL_SUCCESS && from_temp)
-        s = copy_dev(w, w->dT, col, H, offH, col);
+        s = copy_rows(w, w->dT, col, H, offH, r0);
     return s;
 }
 
@@ -1935,9 +2185,10 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
     const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
     const cl_command_queue main_q = w->q;
     cl_event left_done[2] = {NULL, NULL}, right_done[3] = {NULL, NULL, NULL};
+    const size_t r0 = (size_t)w->qt_host * n; /* rows above r0: the host's (host_qt_rows) */
     /* Y = X_p-1 Q^(p)T into slot (p-1) % slots */
-    bcl_status s = gemm(w, no, tr, N, n, n, 1.0, H, offH + (p - 1) * col, N, w->dQ,
-                        (p - 1) * 4 * w->nn, n, 0.0, w->dT, (p - 1) % slots * col, N);
+    bcl_status s = gemm(w, no, tr, N - r0, n, n, 1.0, H, offH + (p - 1) * col + r0, N, w->dQ,
+                        (p - 1) * 4 * w->nn, n, 0.0, w->dT, (p - 1) % slots * col + r0, N);
     /* the second queue's GEMMs (gemm.cl or clBLAST) have temporaries of their own (gemm_ws) */
     const int two = w->qt_halves == 2 && w->q2;
     if (s == BCL_SUCCESS && two)
@@ -1945,14 +2196,15 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
     if (s == BCL_SUCCESS && two)
         s = queue_flush(w);
     for (size_t k = p - 1; k-- > 0 && s == BCL_SUCCESS;) {
-        const size_t top = (k + 1) * n, hk = offH + k * col, y = (k + 1) % slots * col;
+        const size_t top = (k + 1) * n, hk = offH + k * col, y = (k + 1) % slots * col + r0;
+        const size_t m2 = top > r0 ? top - r0 : 0; /* rows that take X_k's products too */
         /* Q^(k)'s n x n block (r, c), leading dimension 2n */
         const size_t q00 = k * 4 * w->nn, q10 = q00 + n, q01 = q00 + 2 * n * n, q11 = q01 + n;
         if (two && k + 2 <= p - 2)
             s = queue_wait(w, right_done[(k + 2) % 3]);
         if (s == BCL_SUCCESS)
-            s = gemm_pair(w, no, tr, N, n, n, w->dT, y, N, w->dQ, q01, 2 * n, 0.0, w->dT,
-                          k % slots * col, N, top, n, H, hk, N, w->dQ, q00, 2 * n);
+            s = gemm_pair(w, no, tr, N - r0, n, n, w->dT, y, N, w->dQ, q01, 2 * n, 0.0, w->dT,
+                          k % slots * col + r0, N, m2, n, H, hk + r0, N, w->dQ, q00, 2 * n);
         if (s == BCL_SUCCESS && two)
             s = queue_mark(w, &left_done[k & 1], "left half (Q^T by halves)");
         if (s == BCL_SUCCESS && two)
@@ -1964,8 +2216,8 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
             s = queue_wait(w, left_done[(k + 1) & 1]);
         }
         if (s == BCL_SUCCESS)
-            s = gemm_pair(w, no, tr, N, n, n, w->dT, y, N, w->dQ, q11, 2 * n, 0.0, H, hk + col, N,
-                          top, n, H, hk, N, w->dQ, q10, 2 * n);
+            s = gemm_pair(w, no, tr, N - r0, n, n, w->dT, y, N, w->dQ, q11, 2 * n, 0.0, H,
+                          hk + col + r0, N, m2, n, H, hk + r0, N, w->dQ, q10, 2 * n);
         if (s == BCL_SUCCESS && two)
             s = queue_mark(w, &right_done[k % 3], "right half (Q^T by halves)");
         if (s == BCL_SUCCESS && two)
@@ -1976,7 +2228,7 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
     if (s == BCL_SUCCESS && two && p > 1)
         s = queue_wait(w, right_done[0]);
     if (s == BCL_SUCCESS)
-        s = copy_dev(w, w->dT, 0, H, offH, col);
+        s = copy_rows(w, w->dT, 0, H, offH, r0);
     if (s != BCL_SUCCESS && two) { /* nothing of the second queue's may outlive the call */
         clFinish(w->q2);
         clFinish(main_q);
@@ -1990,10 +2242,15 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
     return s;
 }
 
-/* H^-1 = R^-1 Q^T by the scheme qt_halves names */
+/* H^-1 = R^-1 Q^T by the scheme qt_halves names; the host's block rows beside it
+ * (host_qt_rows) */
 static bcl_status apply_q_transpose(bsofi *w, cl_mem H, size_t offH)
 {
-    return w->qt_halves ? apply_qt_halves(w, H, offH) : apply_qt(w, H, offH);
+    host_share share = {0};
+    bcl_status s = w->qt_host > 0 ? host_qt_start(w, H, offH, &share) : BCL_SUCCESS;
+    if (s == BCL_SUCCESS)
+        s = w->qt_halves ? apply_qt_halves(w, H, offH) : apply_qt(w, H, offH);
+    return w->qt_host > 0 ? host_qt_finish(w, H, offH, &share, s) : s;
 }
 
 /* What step j < p-1 on two queues reads besides At_j: B_j below the panel's top and A_j+1 below the
@@ -2575,11 +2832,13 @@ static bcl_status bsofi_init(bcl_context *ctx, const char *fn, int dbl, int n, i
     return err == CL_SUCCESS ? BCL_SUCCESS : bcl_cl_fail(ctx, err, "preparing the p-cyclic workspace");
 }
 
-/* ---- the performance model: how many block columns to invert column-wise (j_F) ---- */
+/* ---- the performance model: how many block columns to invert column-wise (j_F), and the
+ * host's shares ---- */
 
-/* The constants on this host and device: the host time of one panel step, and the device's GEMM
- * rate and call overhead on the column version's shape (j*n x n x n) at j = 4 and 15, in buffers
- * of its own (the same shapes whatever the call's p, so that the kept model serves every p). */
+/* The constants on this host and device: the host time of one panel step (method 1's), the
+ * device's GEMM rate and call overhead on the column version's shape (j*n x n x n) at j = 4 and
+ * 15, the host's GEMM rate and the link's, in buffers of its own (the same shapes whatever the
+ * call's p, so that the kept model serves every p). */
 enum { MODEL_J1 = 4, MODEL_J2 = 15, MODEL_REPS = 5 };
 static int compare_doubles(const void *a, const void *b)
 {
@@ -2587,13 +2846,80 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* the host's BLAS GEMM rate on 4n x n x n (the median of MODEL_REPS after one that starts its
+ * threads), the order of the host shares' products */
+static double measure_host_gemm(int n)
+{
+    const size_t nn = (size_t)n * n;
+    double *a = calloc(9 * nn, sizeof *a), t[MODEL_REPS];
+    if (!a)
+        return 0;
+    for (size_t e = 0; e < 4 * nn; ++e)
+        a[e] = (double)(e % 7) - 3;
+    for (size_t e = 0; e < nn; ++e)
+        a[4 * nn + e] = (double)(e % 5) - 2;
+    for (int r = -1; r < MODEL_REPS; ++r) {
+        const double t0 = seconds_now();
+        dgemm('N', 'N', 4 * n, n, n, 1.0, a, 4 * n, a + 4 * nn, n, 0.0, a + 5 * nn, 4 * n);
+        if (r >= 0)
+            t[r] = seconds_now() - t0;
+    }
+    free(a);
+    qsort(t, MODEL_REPS, sizeof t[0], compare_doubles);
+    const double med = t[MODEL_REPS / 2] > 1e-9 ? t[MODEL_REPS / 2] : 1e-9;
+    return 8.0 * n * n * (double)n / med;
+}
+
+/* the link: blocking writes and reads of 256 KiB and 16 MiB from pageable host memory (what the
+ * shares use), the medians; rate from the difference, cost per transfer from the smaller */
+static bcl_status measure_link(bsofi *w, bcl_pcyclic_model *m)
+{
+    const size_t small = (size_t)1 << 18, large = (size_t)1 << 24;
+    unsigned char *host = calloc(large, 1);
+    cl_int err = CL_SUCCESS;
+    cl_mem buf = host ? clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, large, NULL, &err) : NULL;
+    if (!host) {
+        free(host);
+        return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
+    }
+    double t[2][MODEL_REPS];
+    const size_t bytes[2] = {small, large};
+    for (int r = -1; r < MODEL_REPS && err == CL_SUCCESS; ++r)
+        for (int i = 0; i < 2 && err == CL_SUCCESS; ++i) {
+            const double t0 = seconds_now();
+            err = clEnqueueWriteBuffer(w->q, buf, CL_TRUE, 0, bytes[i], host, 0, NULL, NULL);
+            if (err == CL_SUCCESS)
+                err = clEnqueueReadBuffer(w->q, buf, CL_TRUE, 0, bytes[i], host, 0, NULL, NULL);
+            if (r >= 0)
+                t[i][r] = (seconds_now() - t0) / 2;
+        }
+    if (buf)
+        clReleaseMemObject(buf);
+    free(host);
+    if (err != CL_SUCCESS)
+        return bcl_cl_fail(w->ctx, err, "timing transfers between the host and the device");
+    double med[2];
+    for (int i = 0; i < 2; ++i) {
+        qsort(t[i], MODEL_REPS, sizeof t[i][0], compare_doubles);
+        med[i] = t[i][MODEL_REPS / 2];
+    }
+    const double dt = med[1] - med[0] > 0.1 * med[1] ? med[1] - med[0] : 0.1 * med[1];
+    m->link_bytes_s = (double)(large - small) / (dt > 1e-9 ? dt : 1e-9);
+    m->link_call_s = med[0] - (double)small / m->link_bytes_s;
+    if (m->link_call_s < 0)
+        m->link_call_s = 0;
+    return BCL_SUCCESS;
+}
+
 static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
 {
     memset(m, 0, sizeof *m);
     const int n = w->n, p = w->p;
-    double *A = malloc(sizeof *A * 2 * w->nn);
-    bcl_status s =
-        A ? BCL_SUCCESS : bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
+    /* the host step needs method 1's host arrays (method 3 has none, and no use for it) */
+    double *A = w->dev_panels ? NULL : malloc(sizeof *A * 2 * w->nn);
+    bcl_status s = A || w->dev_panels
+                       ? BCL_SUCCESS
+                       : bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
     if (A) {
         unsigned seed = 12345;
         for (size_t e = 0; e < 2 * w->nn; ++e) {
@@ -2660,7 +2986,8 @@ static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
     m->dev_gemm_call_s = med[0] - f1 / m->dev_gemm_flops;
     if (m->dev_gemm_call_s < 0)
         m->dev_gemm_call_s = 0;
-    return BCL_SUCCESS;
+    m->host_gemm_flops = measure_host_gemm(n);
+    return measure_link(w, m);
 }
 
 /* Keep u as the context's model for its n and precision (replacing the one kept before). */
@@ -2677,32 +3004,42 @@ static const struct bcl_pcyclic_model_in_use *keep_model(bcl_context *ctx,
     return &ctx->pcyclic_model[slot];
 }
 
+/* whether model m serves this call: method 1 needs the host's panel step, which method 3's
+ * measurement leaves out (a failed measurement serves as it is) */
+static int model_serves(const bsofi *w, const struct bcl_pcyclic_model_in_use *u)
+{
+    return u->m.dev_gemm_flops <= 0 || w->dev_panels || u->m.host_step_s > 0;
+}
+
 /* The model for this context, precision and n: kept in the context after its first use or a
  * bcl_pcyclic_calibrate call; from a tuning file for this device, driver and number of compute
  * units (batchcl-tune stores them), else from the cache directory beside the kernel binaries
- * (pcyclic-model-v3-<device>.txt, one line per n and precision), else measured and appended
- * there. BATCHCL_PCYCLIC_CALIBRATE=1 measures instead of reading the file or the cache. v3: fixed
- * shapes, medians and a bounded GEMM rate (v2 timed once at the call's p, and could give absurd
- * rates at small n). A measurement that fails is kept as such (the call's own work reports what
- * failed) and not tried again. */
+ * (pcyclic-model-v4-<device>.txt, one line per n and precision, the last that serves), else
+ * measured and appended there. BATCHCL_PCYCLIC_CALIBRATE=1 measures instead of reading the file or
+ * the cache. v3: fixed shapes, medians and a bounded GEMM rate (v2 timed once at the call's p, and
+ * could give absurd rates at small n); v4: the host shares' constants (host GEMM, link), and a
+ * host step of 0 where method 3 measured. A measurement that fails is kept as such (the call's
+ * own work reports what failed) and not tried again. */
 static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
 {
     bcl_context *ctx = w->ctx;
     for (int i = 0; i < ctx->pcyclic_models; ++i)
-        if (ctx->pcyclic_model[i].n == w->n && ctx->pcyclic_model[i].dbl == w->dbl)
+        if (ctx->pcyclic_model[i].n == w->n && ctx->pcyclic_model[i].dbl == w->dbl &&
+            model_serves(w, &ctx->pcyclic_model[i]))
             return &ctx->pcyclic_model[i];
     if (w->force_fail) { /* no clBLAST call to measure with; nothing kept */
-        static const struct bcl_pcyclic_model_in_use unmeasured = {0, 0, {0, 0, 0}, "none"};
+        static const struct bcl_pcyclic_model_in_use unmeasured = {0, 0, {0, 0, 0, 0, 0, 0},
+                                                                   "none"};
         return &unmeasured;
     }
-    struct bcl_pcyclic_model_in_use u = {w->n, w->dbl, {0, 0, 0}, "tuning file"};
+    struct bcl_pcyclic_model_in_use u = {w->n, w->dbl, {0, 0, 0, 0, 0, 0}, "tuning file"};
     const char *again = getenv("BATCHCL_PCYCLIC_CALIBRATE");
     const int measure = again && atoi(again);
     char path[1200] = "";
     if (ctx->cache_dir[0]) {
         uint64_t h = bcl_hash(ctx->dev.name, strlen(ctx->dev.name), BCL_HASH_SEED);
         h = bcl_hash(ctx->dev.driver_version, strlen(ctx->dev.driver_version), h);
-        snprintf(path, sizeof path, "%s/pcyclic-model-v3-%016llx.txt", ctx->cache_dir,
+        snprintf(path, sizeof path, "%s/pcyclic-model-v4-%016llx.txt", ctx->cache_dir,
                  (unsigned long long)h);
     }
     if (!measure && !bcl_tuning_pcyclic_model(ctx, w->dbl, w->n, &u.m)) {
@@ -2711,14 +3048,23 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
         char line[256];
         while (f && fgets(line, sizeof line, f)) {
             int rn, rd;
-            bcl_pcyclic_model r;
-            if (sscanf(line, "%d %d %lg %lg %lg", &rn, &rd, &r.host_step_s, &r.dev_gemm_flops,
-                       &r.dev_gemm_call_s) == 5 &&
-                rn == w->n && rd == w->dbl && r.dev_gemm_flops > 0)
-                u.m = r;
+            struct bcl_pcyclic_model_in_use r = u;
+            if (sscanf(line, "%d %d %lg %lg %lg %lg %lg %lg", &rn, &rd, &r.m.host_step_s,
+                       &r.m.dev_gemm_flops, &r.m.dev_gemm_call_s, &r.m.host_gemm_flops,
+                       &r.m.link_bytes_s, &r.m.link_call_s) == 8 &&
+                rn == w->n && rd == w->dbl && r.m.dev_gemm_flops > 0 && model_serves(w, &r))
+                u.m = r.m;
         }
         if (f)
             fclose(f);
+    } else if (u.m.host_gemm_flops <= 0 || u.m.link_bytes_s <= 0) {
+        /* a file tuned before the host shares were modelled: their constants measured here */
+        u.source = "tuning file, host GEMM and link measured";
+        u.m.host_gemm_flops = measure_host_gemm(w->n);
+        if (measure_link(w, &u.m) != BCL_SUCCESS) {
+            u.m.host_gemm_flops = u.m.link_bytes_s = u.m.link_call_s = 0;
+            bcl_clear_error(ctx);
+        }
     }
     if (u.m.dev_gemm_flops <= 0) {
         u.source = "measured";
@@ -2733,8 +3079,9 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
                       ? fopen(path, "a")
                       : NULL;
         if (f) {
-            fprintf(f, "%d %d %.6g %.6g %.6g\n", u.n, u.dbl, u.m.host_step_s, u.m.dev_gemm_flops,
-                    u.m.dev_gemm_call_s);
+            fprintf(f, "%d %d %.6g %.6g %.6g %.6g %.6g %.6g\n", u.n, u.dbl, u.m.host_step_s,
+                    u.m.dev_gemm_flops, u.m.dev_gemm_call_s, u.m.host_gemm_flops,
+                    u.m.link_bytes_s, u.m.link_call_s);
             fclose(f);
         }
     }
@@ -2768,6 +3115,158 @@ static int choose_jF(const bsofi *w, const bcl_pcyclic_model *m, int forced)
     return j;
 }
 
+/* ---- the host's shares from the model (the paper's eqs. (5)-(6), balanced over a phase) ----
+ * A share pays where the host's part (its reads, products and write) ends no later than the
+ * device's products without it: the phase then takes max(device, host reads + products) + the
+ * write, against the device's time alone. The device's time is its calls' fixed cost plus its
+ * flops at the model's rate (the paper's assumption (i) fails here: a launch does a whole row).
+ * A CPU device runs on the host's cores, so there the two parts add up instead (the paper's
+ * assumption (ii): a kernel's speed is in proportion to the cores it has), and a share pays only
+ * where the host's BLAS is the faster of the two. */
+
+static double link_s(const bcl_pcyclic_model *m, double bytes)
+{
+    return m->link_call_s + bytes / m->link_bytes_s;
+}
+
+/* the phase's time with the device's part `dev` and the host's, `host`, beside it */
+static double beside(const bsofi *w, double dev, double host)
+{
+    if (!w->ctx->dev.is_gpu)
+        return dev + host;
+    return dev > host ? dev : host;
+}
+
+/* the device's row products over the columns from `first` on (grouped: row_groups_used's groups,
+ * about 4/p more flops in 2 gs + p/gs launches) */
+static double rv_device_s(const bsofi *w, const bcl_pcyclic_model *m, int first, int grouped)
+{
+    const int p = w->p, f = first > 1 ? first : 1, gs = w->rv_group;
+    /* row i takes the columns max(i+1, f) .. p-1 */
+    const double t = p - f, blocks = (double)(f - 1) * (p - f) + t * (t + 1) / 2;
+    const double n3 = 2.0 * w->n * w->n * (double)w->n;
+    const double calls = grouped ? 2.0 * gs + (double)(p - 1) / gs : p - 1;
+    return calls * m->dev_gemm_call_s + blocks * n3 * (grouped ? 1 + 4.0 / p : 1) / m->dev_gemm_flops;
+}
+
+/* the row version's phase with h block columns on the host (h = 0: none) */
+static double rv_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h)
+{
+    const int c0 = rv_share_first(w), c1 = c0 + h;
+    if (h == 0)
+        return rv_device_s(w, m, w->jF, w->jF == 0 && w->rv_group >= 2 &&
+                                             (w->p - 1) / 2 >= w->rv_group);
+    const double n = w->n, es = (double)w->es, n3 = 2 * n * n * n;
+    const double read = h * link_s(m, n * n * es) + link_s(m, (c1 - 1) * n * n * es);
+    const double products = (double)h * (c0 + c1 - 1) / 2 * n3 / m->host_gemm_flops;
+    return beside(w, rv_device_s(w, m, c1, 0), read + products) + link_s(m, c1 * n * h * n * es);
+}
+
+/* the Q^T application's phase with the first h block rows on the host: block row r's products
+ * take depth 2n at the steps k >= r, n at the others, and n for the last column's */
+static double qt_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h, double rows_below_s)
+{
+    const double n = w->n, p = w->p, es = (double)w->es, n3 = 2 * n * n * n;
+    const double calls = 2 * (p - 1) + 1;
+    const double dev = calls * m->dev_gemm_call_s + rows_below_s;
+    if (h == 0)
+        return dev;
+    const double read = link_s(m, h * n * w->N * es) + link_s(m, ((p - 1) * 4 + 1) * n * n * es);
+    const double products = h * ((p - 1) * 4 * n3 + n3) / m->host_gemm_flops;
+    return beside(w, dev, read + products) + link_s(m, h * n * w->N * es);
+}
+
+/* the share (0 .. avail) of least modelled time, taken only where it gains at least 5 % over
+ * none (the model's error); phase[0], phase[1]: without and with it */
+typedef struct {
+    int h, how; /* how: 0 none asked for or no model, 1 forced, 2 the model's */
+    double none_s, with_s;
+} share_choice;
+
+static void choose_host_shares(bsofi *w, const bcl_pcyclic_model *m, const bcl_params *prm,
+                               share_choice *rv, share_choice *qt)
+{
+    const int p = w->p;
+    const int rv_avail = p < 2 || last_column_from_u(w) ? 0 : p - 1 - rv_share_first(w);
+    const int qt_avail = p < 2 ? 0 : p - 1;
+    /* method 1 with more than one problem: the host factorizes the next problem meanwhile */
+    const int modelled = m->host_gemm_flops > 0 && m->link_bytes_s > 0 &&
+                         m->dev_gemm_flops > 0 && (w->dev_panels || w->batch == 1);
+    memset(rv, 0, sizeof *rv);
+    memset(qt, 0, sizeof *qt);
+    const int rv_forced = prm->pcyclic_rv_host_columns, qt_forced = prm->pcyclic_qt_host_rows;
+    if (rv_forced > 0) {
+        rv->h = rv_forced < rv_avail ? rv_forced : rv_avail;
+        rv->how = 1;
+    } else if (rv_forced == 0 && modelled && rv_avail > 0) {
+        rv->how = 2;
+        rv->none_s = rv->with_s = rv_phase_s(w, m, 0);
+        for (int h = 1; h <= rv_avail; ++h) {
+            const double t = rv_phase_s(w, m, h);
+            if (t < rv->with_s) {
+                rv->with_s = t;
+                rv->h = h;
+            }
+        }
+        if (rv->with_s > 0.95 * rv->none_s)
+            rv->h = 0;
+    }
+    if (qt_forced > 0) {
+        qt->h = qt_forced < qt_avail ? qt_forced : qt_avail;
+        qt->how = 1;
+    } else if (qt_forced == 0 && modelled && qt_avail > 0) {
+        qt->how = 2;
+        const double n = w->n, n3 = 2 * n * n * n;
+        /* the device's flops on block rows h .. p-1, from the bottom up */
+        double below = 0;
+        qt->h = 0;
+        for (int h = qt_avail; h >= 0; --h) {
+            below += (n3 + 4 * n3 * (p - 1 - h) + 2 * n3 * h) / m->dev_gemm_flops;
+            const double t = qt_phase_s(w, m, h, below);
+            if (h == 0)
+                qt->none_s = t;
+            if (h == qt_avail || t <= qt->with_s) {
+                qt->with_s = t;
+                qt->h = h;
+            }
+        }
+        if (qt->with_s > 0.95 * qt->none_s)
+            qt->h = 0;
+    }
+    w->rv_host = rv->h;
+    w->qt_host = qt->h;
+}
+
+/* the plan line's note on the host's shares: how each was set (the model's with its modelled
+ * phase times without and with it) and the model's constants */
+static void append_share_note(bsofi *w, const struct bcl_pcyclic_model_in_use *u,
+                              const share_choice *rv, const share_choice *qt)
+{
+    char *plan = w->ctx->last_kernel;
+    const size_t cap = sizeof w->ctx->last_kernel;
+    const bcl_pcyclic_model *m = &u->m;
+    const share_choice *c[2] = {rv, qt};
+    char how[2][64];
+    for (int i = 0; i < 2; ++i)
+        if (c[i]->how == 2)
+            snprintf(how[i], sizeof how[i], ", modelled %.3g -> %.3g ms", c[i]->none_s * 1e3,
+                     c[i]->with_s * 1e3);
+        else
+            snprintf(how[i], sizeof how[i], "%s", c[i]->how == 1 ? ", forced" : "");
+    snprintf(plan + strlen(plan), cap - strlen(plan),
+             "; host shares: R^-1 by rows %d block column%s (from %d%s), Q^T %d block row%s%s%s%s",
+             w->rv_host, w->rv_host == 1 ? "" : "s", rv_share_first(w), how[0], w->qt_host,
+             w->qt_host == 1 ? "" : "s", qt->how == 2 ? " (" : "", qt->how == 2 ? how[1] + 2 : how[1],
+             qt->how == 2 ? ")" : "");
+    if (m->host_gemm_flops > 0 && m->link_bytes_s > 0)
+        snprintf(plan + strlen(plan), cap - strlen(plan),
+                 " (model, %s: host GEMM %.3g GFLOP/s, link %.3g GB/s + %.3g us)", u->source,
+                 m->host_gemm_flops * 1e-9, m->link_bytes_s * 1e-9, m->link_call_s * 1e6);
+    else
+        snprintf(plan + strlen(plan), cap - strlen(plan), " (model: %s)",
+                 u->m.dev_gemm_flops > 0 ? "no host GEMM or link constants" : u->source);
+}
+
 static void describe_plan(bsofi *w, const struct bcl_pcyclic_model_in_use *u)
 {
     snprintf(w->ctx->last_kernel, sizeof w->ctx->last_kernel,
@@ -2787,6 +3286,13 @@ static void describe_time(bsofi *w, double wall_s, size_t batch)
              "; host part (%s) %.3g ms of %.3g ms for %zu problem%s",
              w->dev_panels ? "enqueueing" : "panels, enqueueing", w->host_s * 1e3, wall_s * 1e3,
              batch, batch == 1 ? "" : "s");
+    if (w->rv_host > 0 || w->qt_host > 0) {
+        const size_t l2 = strlen(w->ctx->last_kernel);
+        snprintf(w->ctx->last_kernel + l2, sizeof w->ctx->last_kernel - l2,
+                 "; the host's shares: waiting for their reads %.3g ms, products %.3g ms, "
+                 "writing %.3g ms",
+                 w->share_s[0] * 1e3, w->share_s[1] * 1e3, w->share_s[2] * 1e3);
+    }
     if (w->phase_s[3] >= 0) {
         const size_t l2 = strlen(w->ctx->last_kernel);
         snprintf(w->ctx->last_kernel + l2, sizeof w->ctx->last_kernel - l2,
@@ -2867,18 +3373,29 @@ static void plan_columns(bsofi *w)
     bcl_tuning_lookup(w->ctx, BCL_ROUTINE_PCYCLIC, w->dbl, w->n, &prm);
     const char *group_env = getenv("BATCHCL_PCYCLIC_RV_GROUP");
     w->rv_group = group_env && *group_env ? atoi(group_env) : RV_GROUP_DEFAULT;
+    share_choice rv, qt;
     if (!w->dev_panels) {
         const struct bcl_pcyclic_model_in_use *u = model_for(w);
         w->jF = choose_jF(w, &u->m, prm.pcyclic_cv_columns);
+        choose_host_shares(w, &u->m, &prm, &rv, &qt);
         describe_plan(w, u);
         append_cv_note(w);
         append_rows_note(w);
         append_gemm_note(w);
         append_qt_note(w);
+        append_share_note(w, u, &rv, &qt);
         return;
     }
     const int forced = prm.pcyclic_cv_columns;
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
+    /* the model only where a share is left to it (method 3 has no other use for it) */
+    static const struct bcl_pcyclic_model_in_use no_model = {0, 0, {0, 0, 0, 0, 0, 0},
+                                                             "not asked for"};
+    const struct bcl_pcyclic_model_in_use *u =
+        w->p > 1 && (prm.pcyclic_rv_host_columns == 0 || prm.pcyclic_qt_host_rows == 0)
+            ? model_for(w)
+            : &no_model;
+    choose_host_shares(w, &u->m, &prm, &rv, &qt);
     char apply_ct[80] = "";
     if (w->chain_cpg)
         snprintf(apply_ct, sizeof apply_ct, " (a group: %d of the panel's columns)", w->chain_cpg);
@@ -2914,6 +3431,7 @@ static void plan_columns(bsofi *w)
     append_rows_note(w);
     append_gemm_note(w);
     append_qt_note(w);
+    append_share_note(w, u, &rv, &qt);
 }
 
 static void to_double(const void *src, int dbl, size_t count, double *dst)
@@ -2923,6 +3441,15 @@ static void to_double(const void *src, int dbl, size_t count, double *dst)
     else
         for (size_t i = 0; i < count; ++i)
             dst[i] = ((const float *)src)[i];
+}
+
+static void from_double(const double *src, int dbl, size_t count, void *dst)
+{
+    if (dbl)
+        memcpy(dst, src, count * sizeof(double));
+    else
+        for (size_t i = 0; i < count; ++i)
+            ((float *)dst)[i] = (float)src[i];
 }
 
 /* BATCHCL_TIMELINE: the device panels' kernels and the queues' steps recorded for
@@ -2957,6 +3484,7 @@ static bcl_status bsofi_host(bcl_context *ctx, const char *fn, int dbl, int n, i
         if (err != CL_SUCCESS)
             s = bcl_cl_fail(ctx, err, "allocating H^-1 and the blocks on the device");
     }
+    w.batch = batch;
     if (s == BCL_SUCCESS)
         plan_columns(&w);
     timeline_start(ctx, dev_panels);
@@ -3035,6 +3563,7 @@ static bcl_status bsofi_device(bcl_context *ctx, const char *fn, int dbl, int n,
         if (err != CL_SUCCESS)
             s = bcl_cl_fail(ctx, err, "waiting for the wait list");
     }
+    w.batch = batch;
     if (s == BCL_SUCCESS)
         plan_columns(&w);
     timeline_start(ctx, dev_panels);

@@ -113,38 +113,56 @@ static int parse_params(const cJSON *obj, bcl_params *p, char *why, size_t whyle
 }
 
 /* A pcyclic entry's "model": the performance model's constants (bcl_pcyclic_calibrate), each a
- * finite number, the host step and the GEMM rate positive. */
+ * finite number; the host step and the GEMM rate positive and required, the host shares'
+ * constants (host GEMM rate and link rate positive, link call cost not negative) optional: files
+ * written before they were measured lack them, and the host then takes no share. */
 static int parse_model(const cJSON *obj, bcl_pcyclic_model *m, char *why, size_t whylen)
 {
-    static const char *const keys[3] = {"host_step_s", "dev_gemm_flops", "dev_gemm_call_s"};
-    double v[3];
+    enum { REQUIRED = 3, KEYS = 6 };
+    static const char *const keys[KEYS] = {"host_step_s",     "dev_gemm_flops", "dev_gemm_call_s",
+                                           "host_gemm_flops", "link_bytes_s",   "link_call_s"};
+    /* which must be positive (the others non-negative) */
+    static const int positive[KEYS] = {1, 1, 0, 1, 1, 0};
+    double v[KEYS];
     if (!cJSON_IsObject(obj)) {
         snprintf(why, whylen, "\"model\" is not an object");
         return 0;
     }
-    for (int i = 0; i < 3; ++i) {
+    int present = 0;
+    for (int i = 0; i < KEYS; ++i) {
         const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, keys[i]);
+        if (!item && i >= REQUIRED) {
+            v[i] = 0;
+            continue;
+        }
+        ++present;
         v[i] = cJSON_IsNumber(item) ? item->valuedouble : NAN;
-        if (!isfinite(v[i]) || v[i] < 0 || (i < 2 && v[i] == 0)) {
+        if (!isfinite(v[i]) || v[i] < 0 || (positive[i] && v[i] == 0)) {
             snprintf(why, whylen, "\"model\" needs \"%s\", a %s number", keys[i],
-                     i < 2 ? "positive" : "non-negative");
+                     positive[i] ? "positive" : "non-negative");
             return 0;
         }
     }
     int seen = 0;
-    for (const cJSON *item = obj->child; item; item = item->next, ++seen)
-        if (strcmp(item->string, keys[0]) && strcmp(item->string, keys[1]) &&
-            strcmp(item->string, keys[2])) {
+    for (const cJSON *item = obj->child; item; item = item->next, ++seen) {
+        int known = 0;
+        for (int i = 0; i < KEYS; ++i)
+            known |= !strcmp(item->string, keys[i]);
+        if (!known) {
             snprintf(why, whylen, "\"model\": \"%s\" is not one of its constants", item->string);
             return 0;
         }
-    if (seen != 3) {
+    }
+    if (seen != present) {
         snprintf(why, whylen, "\"model\" repeats a constant");
         return 0;
     }
     m->host_step_s = v[0];
     m->dev_gemm_flops = v[1];
     m->dev_gemm_call_s = v[2];
+    m->host_gemm_flops = v[3];
+    m->link_bytes_s = v[4];
+    m->link_call_s = v[5];
     return 1;
 }
 

@@ -46,12 +46,23 @@ static void make_blocks(int kind, double cond, int n, int p, size_t batch, uint6
             fail_msg("p-cyclic generator failed");
 }
 
-static void use_method(bcl_context *ctx, int method, int cv_columns)
+/* the method, j_F and the host's shares (block columns of the row version, block rows of the
+ * Q^T application; 0: the model's, -1: none) */
+static void use_shares(bcl_context *ctx, int method, int cv_columns, int rv_host, int qt_host)
 {
     bcl_params prm = {0};
     prm.pcyclic_method = method;
     prm.pcyclic_cv_columns = cv_columns;
+    prm.pcyclic_rv_host_columns = rv_host;
+    prm.pcyclic_qt_host_rows = qt_host;
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &prm));
+}
+
+/* the method and j_F, the host taking no share: the device's paths (test_host_shares and
+ * test_model take the shares) */
+static void use_method(bcl_context *ctx, int method, int cv_columns)
+{
+    use_shares(ctx, method, cv_columns, -1, -1);
 }
 
 static void *convert(const double *src, size_t count, int dbl)
@@ -767,14 +778,69 @@ static void test_workspace_reuse(void **state)
 
 /* Singular and NaN problems mid-batch: LAPACK's index in info, zeros in their inverse, and the
  * neighbours bit for bit what a clean batch gives. */
+/* shares forced (rv, qt), the plan stating want_rv and want_qt (the counts after clamping) */
+static void check_shares(bcl_context *ctx, int method, int dbl, int kind, int n, int p,
+                         size_t batch, int cv, int rv, int qt, int want_rv, int want_qt,
+                         const char *what)
+{
+    use_shares(ctx, method, cv, rv, qt);
+    check_batch(ctx, dbl, kind, kind == 2 ? GRID_COND : 0, n, p, batch, what);
+    char want[96];
+    snprintf(want, sizeof want, "host shares: R^-1 by rows %d block column", want_rv);
+    const char *plan = bcl_last_kernel(ctx), *at = strstr(plan, want);
+    snprintf(want, sizeof want, "Q^T %d block row", want_qt);
+    if (!at || !strstr(at, want))
+        fail_msg("%s: expected %d block columns and %d block rows on the host in: %s", what,
+                 want_rv, want_qt, plan);
+}
+
+/* The host's shares of the row version (block columns from max(j_F, 1)) and of the Q^T
+ * application (leading block rows), BSOFTRI's l_i and BSOI's l_k, forced in both methods: one
+ * block, several, all there are (clamped), beside the column version, where none is left (p = 1,
+ * 2, j_F = p - 1), ill-conditioned, in float, in batches, and with the Q^T application by halves
+ * (clBLAST, and gemm.cl's fused pairs whose second product then starts below the host's rows). */
+static void test_host_shares(void **state)
+{
+    (void)state;
+    if (!bcl_pcyclic_has_clblast())
+        skip();
+    bcl_context *ctx = tu_context();
+    for (int method = 1; method <= 3; method += 2) {
+        const char *what = method == 1 ? "host panels, host shares" : "device panels, host shares";
+        check_shares(ctx, method, 1, 0, 10, 8, 1, -1, 1, 1, 1, 1, what);
+        check_shares(ctx, method, 1, 1, 10, 8, 1, -1, 3, 2, 3, 2, what);
+        check_shares(ctx, method, 1, 0, 10, 8, 1, -1, 100, 100, 6, 7, what);
+        check_shares(ctx, method, 1, 2, 10, 8, 1, -1, 2, 2, 2, 2, what);
+        /* beside the column version: j_F = 3 leaves columns 3 .. 6, j_F = p - 1 none */
+        check_shares(ctx, method, 1, 0, 10, 8, 1, 3, 2, 3, 2, 3, what);
+        check_shares(ctx, method, 1, 0, 10, 8, 1, 3, 100, 1, 4, 1, what);
+        check_shares(ctx, method, 1, 0, 10, 8, 1, 8, 3, 3, 0, 3, what);
+        check_shares(ctx, method, 1, 0, 12, 2, 1, -1, 5, 5, 0, 1, what);
+        check_shares(ctx, method, 1, 0, 5, 1, 2, -1, 5, 5, 0, 0, what);
+        check_shares(ctx, method, 0, 0, 20, 6, 2, -1, 2, 3, 2, 3, what);
+        check_shares(ctx, method, 1, 1, 12, 9, 3, -1, 2, 2, 2, 2, what);
+    }
+    setenv("BATCHCL_PCYCLIC_QT", "halves2", 1);
+    check_shares(ctx, 1, 1, 0, 17, 7, 1, -1, 2, 3, 2, 3, "host panels, Q^T by halves, host shares");
+    setenv("BATCHCL_PCYCLIC_GEMM", "own", 1);
+    check_shares(ctx, 3, 1, 2, 17, 7, 2, -1, 2, 3, 2, 3, "gemm.cl, Q^T by halves, host shares");
+    check_shares(ctx, 3, 1, 0, 17, 4, 1, -1, 1, 3, 1, 3, "gemm.cl, Q^T by halves, host shares");
+    unsetenv("BATCHCL_PCYCLIC_QT");
+    check_shares(ctx, 3, 1, 0, 17, 5, 1, -1, 1, 2, 1, 2, "gemm.cl, Q^T by pairs, host shares");
+    unsetenv("BATCHCL_PCYCLIC_GEMM");
+    bcl_destroy(ctx);
+}
+
 static void test_failure_isolation(void **state)
 {
     (void)state;
     bcl_context *ctx = tu_context();
-    for (int method = 1; method <= 3; ++method) {
+    /* methods 1 and 3 also with the host's shares forced (2 block columns, 2 block rows) */
+    for (int run = 1; run <= 5; ++run) {
+        const int method = run <= 3 ? run : run == 4 ? 1 : 3, shares = run > 3 ? 2 : -1;
         if (method != 2 && !bcl_pcyclic_has_clblast())
             continue;
-        use_method(ctx, method, 0);
+        use_shares(ctx, method, 0, shares, shares);
         const int n = 6, p = 5;
         const size_t batch = 6, blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
         double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
@@ -801,11 +867,13 @@ static void test_failure_isolation(void **state)
                     assert_true(info[k] >= 1 && info[k] <= (int)N);
                 for (size_t e = 0; e < NN; ++e)
                     if (Xk[e] != 0)
-                        fail_msg("method %d: failed problem %zu has a nonzero inverse entry", method, k);
+                        fail_msg("method %d, host shares %d: failed problem %zu has a nonzero inverse "
+                             "entry", method, shares, k);
             } else {
                 assert_int_equal(info[k], 0);
                 if (memcmp(Xk, Xclean + k * NN, sizeof *X * NN) != 0)
-                    fail_msg("method %d: neighbour %zu changed by the failed problems", method, k);
+                    fail_msg("method %d, host shares %d: neighbour %zu changed by the failed "
+                             "problems", method, shares, k);
             }
         }
         free(A);
@@ -824,12 +892,14 @@ static void test_device_buffers(void **state)
     bcl_context *ctx = tu_context();
     cl_context cl = bcl_cl_context(ctx);
     cl_command_queue q = bcl_cl_queue(ctx);
-    for (int method = 1; method <= 3; ++method) {
+    /* methods 1 and 3 also with the host's shares forced: they read and write H^-1 at its offset */
+    for (int run = 1; run <= 5; ++run) {
+        const int method = run <= 3 ? run : run == 4 ? 1 : 3, shares = run > 3 ? 1 : -1;
         if (method != 2 && !bcl_pcyclic_has_clblast())
             continue;
         /* single precision with clBLAST is covered in numerics: its kernels compile once */
         for (int dbl = method == 1; dbl < 2; ++dbl) {
-            use_method(ctx, method, 0);
+            use_shares(ctx, method, 0, shares, shares);
             const int n = 7, p = 4;
             const size_t batch = 3, blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
             const size_t off = 3, es = dbl ? 8 : 4;
@@ -869,8 +939,9 @@ static void test_device_buffers(void **state)
             for (size_t k = 0; k < batch; ++k)
                 assert_int_equal(info[off + k], 0);
             if (memcmp((char *)X + off * es, Xh, NN * batch * es) != 0)
-                fail_msg("method %d %s: device-buffer results differ from the host-pointer path",
-                         method, dbl ? "double" : "single");
+                fail_msg("method %d %s, host shares %d: device-buffer results differ from the "
+                         "host-pointer path",
+                         method, dbl ? "double" : "single", shares);
             clReleaseMemObject(dA);
             clReleaseMemObject(dB);
             clReleaseMemObject(dX);
@@ -984,9 +1055,9 @@ static FILE *open_tuning_file(bcl_context *ctx, const char *dir, const char **ty
 }
 
 /* A tuning file for this device (tuned with `driver`) holding one pcyclic entry (double, n) with
- * the model's constants */
+ * the model's constants (`shares`: the host shares' constants, or "") */
 static void write_model_file(bcl_context *ctx, const char *dir, const bcl_device_info *d,
-                             const char *driver, int n, double host_step_s)
+                             const char *driver, int n, double host_step_s, const char *shares)
 {
     const char *type;
     FILE *f = open_tuning_file(ctx, dir, &type);
@@ -995,9 +1066,9 @@ static void write_model_file(bcl_context *ctx, const char *dir, const bcl_device
             "\"vendor\": \"%s\", \"type\": \"%s\", \"architecture\": \"%s\", \"driver\": "
             "\"%s\", \"compute_units\": %u}, \"entries\": [{\"routine\": \"pcyclic\", "
             "\"precision\": \"d\", \"n\": %d, \"params\": {}, \"model\": {\"host_step_s\": %g, "
-            "\"dev_gemm_flops\": 2e9, \"dev_gemm_call_s\": 1e-5}}]}\n",
+            "\"dev_gemm_flops\": 2e9, \"dev_gemm_call_s\": 1e-5%s}}]}\n",
             d->name, d->vendor, type, d->architecture, driver, (unsigned)d->compute_units, n,
-            host_step_s);
+            host_step_s, shares);
     fclose(f);
 }
 
@@ -1018,9 +1089,13 @@ static void test_model(void **state)
     }
     TU_STATUS(ctx, BCL_SUCCESS, bcl_pcyclic_calibrate(ctx, 1, 10, &m));
     if (!(m.host_step_s > 0 && m.host_step_s < 10 && m.dev_gemm_flops > 1e6 &&
-          isfinite(m.dev_gemm_flops) && m.dev_gemm_call_s >= 0 && m.dev_gemm_call_s < 1))
-        fail_msg("implausible model: host step %g s, GEMM %g FLOP/s + %g s", m.host_step_s,
-                 m.dev_gemm_flops, m.dev_gemm_call_s);
+          isfinite(m.dev_gemm_flops) && m.dev_gemm_call_s >= 0 && m.dev_gemm_call_s < 1 &&
+          m.host_gemm_flops > 1e6 && isfinite(m.host_gemm_flops) && m.link_bytes_s > 1e6 &&
+          isfinite(m.link_bytes_s) && m.link_call_s >= 0 && m.link_call_s < 1))
+        fail_msg("implausible model: host step %g s, GEMM %g FLOP/s + %g s, host GEMM %g FLOP/s, "
+                 "link %g B/s + %g s",
+                 m.host_step_s, m.dev_gemm_flops, m.dev_gemm_call_s, m.host_gemm_flops,
+                 m.link_bytes_s, m.link_call_s);
     TU_STATUS(NULL, BCL_INVALID_ARGUMENT, bcl_pcyclic_calibrate(NULL, 1, 10, &m));
     TU_STATUS(ctx, BCL_INVALID_ARGUMENT, bcl_pcyclic_calibrate(ctx, 2, 10, &m));
     assert_non_null(strstr(bcl_last_error(ctx), "argument 2 (dbl = 2)"));
@@ -1048,24 +1123,49 @@ static void test_model(void **state)
     const char *want[2] = {"j_F = 7 of 8", "j_F = 1 of 8"};
     use_method(ctx, 1, 0);
     for (int i = 0; i < 2; ++i) {
-        write_model_file(ctx, dir, &d, d.driver_version, 10, hosts[i]);
+        write_model_file(ctx, dir, &d, d.driver_version, 10, hosts[i], "");
         TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
         check_batch(ctx, 1, 0, 0, 10, 8, 1, "model from a tuning file");
         const char *plan = bcl_last_kernel(ctx);
-        if (!strstr(plan, want[i]) || !strstr(plan, "model (tuning file)") ||
+        /* a file without the host shares' constants: those measured */
+        if (!strstr(plan, want[i]) ||
+            !strstr(plan, "model (tuning file, host GEMM and link measured)") ||
             !strstr(plan, "2 GFLOP/s + 10 us per call"))
             fail_msg("expected %s from the tuning file's model in: %s", want[i], plan);
     }
+    /* the host shares from the file's constants, both methods (method 1 with a slow host step:
+     * j_F = p - 1, no column left to the row version): an instant host and link take every block
+     * there is to take, a host of 1 FLOP/s none */
+    const char *instant = ", \"host_gemm_flops\": 1e15, \"link_bytes_s\": 1e15, \"link_call_s\": 0";
+    const char *slow = ", \"host_gemm_flops\": 1, \"link_bytes_s\": 1e9, \"link_call_s\": 1e-5";
+    for (int method = 1; method <= 3; method += 2)
+        for (int i = 0; i < 2; ++i) {
+            write_model_file(ctx, dir, &d, d.driver_version, 10, 100, i ? slow : instant);
+            TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
+            use_shares(ctx, method, method == 1 ? 0 : -1, 0, 0);
+            check_batch(ctx, 1, 0, 0, 10, 8, 1, "host shares from a tuning file's model");
+            char want_rv[80], want_qt[40], want_model[80];
+            snprintf(want_rv, sizeof want_rv, "host shares: R^-1 by rows %d block columns (from %d",
+                     i || method == 1 ? 0 : 6, method == 1 ? 7 : 1);
+            snprintf(want_qt, sizeof want_qt, "Q^T %d block rows", i ? 0 : 7);
+            snprintf(want_model, sizeof want_model, "(model, tuning file: host GEMM %s GFLOP/s",
+                     i ? "1e-09" : "1e+06");
+            const char *plan = bcl_last_kernel(ctx), *at = strstr(plan, want_rv);
+            if (!at || !strstr(at, want_qt) || !strstr(at, want_model))
+                fail_msg("expected \"%s\", \"%s\" and \"%s\" in: %s", want_rv, want_qt, want_model,
+                         plan);
+        }
+    use_method(ctx, 1, 0);
     /* another n or precision is not in the file: the cache or a measurement */
     check_batch(ctx, 0, 0, 0, 10, 8, 1, "model, float");
-    assert_null(strstr(bcl_last_kernel(ctx), "model (tuning file)"));
+    assert_null(strstr(bcl_last_kernel(ctx), "model (tuning file"));
     /* a file tuned with another driver lends no model */
-    write_model_file(ctx, dir, &d, "another driver", 10, 100);
+    write_model_file(ctx, dir, &d, "another driver", 10, 100, "");
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
     check_batch(ctx, 1, 0, 0, 10, 8, 1, "model, another driver's file");
-    assert_null(strstr(bcl_last_kernel(ctx), "model (tuning file)"));
+    assert_null(strstr(bcl_last_kernel(ctx), "model (tuning file"));
     /* measured on request (p = 2: the shapes do not depend on p), then found in the cache */
-    write_model_file(ctx, dir, &d, d.driver_version, 10, 100);
+    write_model_file(ctx, dir, &d, d.driver_version, 10, 100, "");
     setenv("BATCHCL_PCYCLIC_CALIBRATE", "1", 1);
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir)); /* forget the kept model */
     check_batch(ctx, 1, 0, 0, 10, 2, 1, "model measured again");
@@ -1549,6 +1649,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest numerics[] = {HOOKED_TEST(test_ill_conditioned),
                                           HOOKED_TEST(test_scaled_blocks),
                                           HOOKED_TEST(test_variants),
+                                          HOOKED_TEST(test_host_shares),
                                           HOOKED_TEST(test_failure_isolation)};
     const struct CMUnitTest api[] = {HOOKED_TEST(test_bad_arguments),
                                      HOOKED_TEST(test_clblast_failure),
