@@ -45,7 +45,7 @@ typedef struct {
     int order;               /* bench pcyclic: N = n*p to aim at */
     int method;              /* bench pcyclic: 0 table, 1/3 host/device panels, 2 batched */
     int cv_columns;          /* bench pcyclic: j_F forced (bcl_params.pcyclic_cv_columns) */
-    int rv_host, qt_host;    /* bench pcyclic: the host's shares forced (bcl_params) */
+    int rv_host, qt_host, cv_host; /* bench pcyclic: the host's shares forced (bcl_params) */
     int same_bits;           /* bench pcyclic: every timed call's inverse against the first's */
     const char *methods;     /* bench sysv: all or some of ldlt,hpcr,eigen,auto (default ldlt) */
     size_t chunks[32]; /* bench geev: host-memory chunk sizes */
@@ -127,8 +127,9 @@ static void usage(void)
          "  (matrices per call; > 1 with n <= 32 runs the batched kernels), --precision s|d|both\n"
          "  (default d; float against clBLAST SGEMM and LAPACK sgetrf+sgetri), --cv-columns J\n"
          "  (block columns inverted column-wise during the factorization; -1: by rows only;\n"
-         "  default: the table's), --rv-host H, --qt-host H (the host's shares: block columns of\n"
-         "  the row version, block rows of the Q^T application; -1: none; default: the model's),\n"
+         "  default: the table's), --rv-host H, --qt-host H, --cv-host H (the host's shares: block\n"
+         "  columns of the row version, block rows of the Q^T application and of the column\n"
+         "  version (method 1); -1: none; default: the model's),\n"
          "  --same-bits (every timed call's inverse read back and compared\n"
          "  bit for bit with the first's: the method is deterministic, so a difference is a race)");
 }
@@ -173,6 +174,8 @@ static options parse(int argc, char **argv, int first)
             o.rv_host = atoi(argv[++i]);
         else if (!strcmp(a, "--qt-host") && v)
             o.qt_host = atoi(argv[++i]);
+        else if (!strcmp(a, "--cv-host") && v)
+            o.cv_host = atoi(argv[++i]);
         else if (!strcmp(a, "--same-bits"))
             o.same_bits = 1;
         else if (!strcmp(a, "--mapping") && v)
@@ -1452,6 +1455,7 @@ static void bench_pcyclic_precision(const options *o, bcl_context *ctx,
             prm.pcyclic_cv_columns = o->cv_columns;
             prm.pcyclic_rv_host_columns = o->rv_host;
             prm.pcyclic_qt_host_rows = o->qt_host;
+            prm.pcyclic_cv_host_rows = o->cv_host;
             bcl_set_params(ctx, &prm);
             cl_int e1, e2, e3, e4;
             cl_mem dA = clCreateBuffer(c, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,

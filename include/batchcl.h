@@ -148,6 +148,10 @@ typedef struct {
                                   * host computes (BLAS) while the device computes the others (the
                                   * host's share of BSOI, the paper's l_k); 0: model, -1: none,
                                   * more: that many (at most p - 1) */
+    int pcyclic_cv_host_rows;    /* method 1: leading block rows of the column version's block
+                                  * columns (BSTRI_CV, beside the host's panels) the host computes
+                                  * (BLAS) while the device computes the rows below (the paper's
+                                  * l_j); 0: model, -1: none, more: that many (at most j_F - 1) */
 } bcl_params;
 
 typedef struct {
@@ -435,7 +439,8 @@ typedef struct {
     double dev_gemm_call_s; /* the fixed cost of one such GEMM call, in seconds */
     /* the host's shares of the row version and of the Q^T application (0: not measured, the
      * host then takes no share unless told to) */
-    double host_gemm_flops; /* the host's DGEMM rate (BLAS, all its threads) on 4n x n x n */
+    double host_gemm_flops; /* the host's DGEMM rate (BLAS, all its threads) on j*n x n x n */
+    double host_gemm_call_s; /* the fixed cost of one such host DGEMM call, in seconds */
     double link_bytes_s;    /* host <-> device transfer rate, bytes per second */
     double link_call_s;     /* the fixed cost of one transfer, in seconds */
 } bcl_pcyclic_model;
@@ -444,8 +449,8 @@ typedef struct {
  * Measure them on this context's host and device for blocks of order n (precision dbl: 0 float,
  * 1 double): the fastest of three host panel steps, the medians of five GEMMs of the shapes
  * j*n x n x n for j = 4 and 15 on the device (about 31 n^2 elements of device memory, and the
- * workspace of a p = 3 call, which the context keeps as a call's), the median of five host
- * DGEMMs of 4n x n x n, and the medians of five blocking writes and reads of 256 KiB and 16 MiB
+ * workspace of a p = 3 call, which the context keeps as a call's), the medians of five host
+ * DGEMMs of the same shapes, and the medians of five blocking writes and reads of 256 KiB and 16 MiB
  * (a 16 MiB device buffer), whatever p a later call has. batchcl-tune stores them with its pcyclic entries ("model"). A method 1
  * call takes the model for its precision and exactly its n from a tuning file for this device
  * tuned with the same driver and as many compute units, else from the kernel cache directory,

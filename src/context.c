@@ -551,9 +551,11 @@ int bcl_params_check(const bcl_params *p, char *why, size_t cap)
     if (ppw != 0 && ppw != 1 && ppw != 2 && ppw != 4 && ppw != 8 && ppw != 16)
         return snprintf(why, cap, "problems_per_work_item = %d is not 0, 1, 2, 4, 8 or 16", ppw), 0;
     if (p->pcyclic_method < 0 || p->pcyclic_method > 3 || p->pcyclic_cv_columns < -1 ||
-        p->pcyclic_rv_host_columns < -1 || p->pcyclic_qt_host_rows < -1)
+        p->pcyclic_rv_host_columns < -1 || p->pcyclic_qt_host_rows < -1 ||
+        p->pcyclic_cv_host_rows < -1)
         return snprintf(why, cap, "pcyclic_method takes 0 to 3, and pcyclic_cv_columns, "
-                        "pcyclic_rv_host_columns and pcyclic_qt_host_rows -1 or more"), 0;
+                        "pcyclic_rv_host_columns, pcyclic_qt_host_rows and pcyclic_cv_host_rows "
+                        "-1 or more"), 0;
     return 1;
 }
 

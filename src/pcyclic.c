@@ -299,6 +299,8 @@ typedef struct {
     /* the host's shares (host_rv_columns, host_qt_rows): block columns jF .. jF+rv_host-1 of the
      * row version and block rows 0 .. qt_host-1 of the Q^T application, by BLAS on the host */
     int rv_host, qt_host;
+    int cv_host; /* method 1: block rows 0 .. cv_host-1 of the column version's columns on the
+                  * host (host_cv_column), beside its panels */
     double share_s[3]; /* host time spent on them: waiting for the reads, products, writing */
     size_t batch;   /* problems in the call (method 1 pipelines the host's panels across them) */
     double host_s; /* wall time of the host's part (panels, enqueueing) */
@@ -794,19 +796,20 @@ static size_t last_column_block(const bsofi *w, int j)
 }
 
 /* Column version for block column j < p-1 (BSTRI_CV): X_jj = R_jj^-1 and
- * X_0:j-1,j = X_0:j-1,j-1 W_j, W_j = -R_j-1,j X_jj, on the device while the panels go on; with
- * last_column_from_u, U -= X_0:j,j c_j too. */
+ * X_0:j-1,j = X_0:j-1,j-1 W_j, W_j = -R_j-1,j X_jj, on the device while the panels go on, from
+ * block row w->cv_host on (the rows above: host_cv_column); with last_column_from_u, U -= X_0:j,j
+ * c_j too. */
 static bcl_status invert_column(bsofi *w, int j, cl_mem H, size_t offH)
 {
-    const size_t n = (size_t)w->n, nn = w->nn;
+    const size_t n = (size_t)w->n, nn = w->nn, hc = (size_t)w->cv_host;
     const CLBlastTranspose no = CLBlastTransposeNo;
     bcl_status s = invert_diagonal(w, j, H, offH);
-    if (s == BCL_SUCCESS && j > 0)
+    if (s == BCL_SUCCESS && (size_t)j > hc)
         s = gemm(w, no, no, n, n, n, -1.0, w->dR, w->r_s + (size_t)(j - 1) * nn, n, H,
                  offH + block_at(w, j, j), w->N, 0.0, w->dS, (size_t)j * nn, n);
-    if (s == BCL_SUCCESS && j > 0)
-        s = gemm(w, no, no, (size_t)j * n, n, n, 1.0, H, offH + block_at(w, 0, j - 1), w->N, w->dS,
-                 (size_t)j * nn, n, 0.0, H, offH + block_at(w, 0, j), w->N);
+    if (s == BCL_SUCCESS && (size_t)j > hc)
+        s = gemm(w, no, no, (j - hc) * n, n, n, 1.0, H, offH + block_at(w, (int)hc, j - 1), w->N,
+                 w->dS, (size_t)j * nn, n, 0.0, H, offH + block_at(w, (int)hc, j), w->N);
     if (s == BCL_SUCCESS && last_column_from_u(w))
         s = gemm(w, no, no, (size_t)(j + 1) * n, n, n, -1.0, H, offH + block_at(w, 0, j), w->N,
                  w->dR, last_column_block(w, j), n, 1.0, H, offH + block_at(w, 0, w->p - 1), w->N);
@@ -1110,6 +1113,54 @@ static bcl_status host_qt_finish(bsofi *w, cl_mem H, size_t offH, host_share *sh
     }
     free(T);
     return share_end(w, sh, s, H, offH, (size_t)N, (size_t)r0, (size_t)N);
+}
+
+/* The column version's share (method 1, the paper's l_j): block rows 0 .. hc-1 (hc = w->cv_host)
+ * of block columns 0 .. jF-1, beside the host's panels. Row r runs along the columns,
+ * X_r,k = X_r,k-1 W_k with W_k = -R_k-1,k X_kk, and the host forms both factors itself:
+ * X_kk = R_kk^-1 it inverts anyway (invert_diagonal), and R_k-1,k = -V1 W of step k-1's panel
+ * (factor_step's V and W = T^T V2^T A_k, n^3 flops each). a holds the rows (hc n x jF n, zeros
+ * below the diagonal blocks as in H), then R_k-1,k and W_k; they are written after the panels,
+ * before the row version. */
+static bcl_status host_cv_begin(bsofi *w, host_share *sh)
+{
+    const size_t rows = (size_t)w->cv_host * w->n, cols = (size_t)w->jF * w->n;
+    const bcl_status s = share_begin(w, sh, rows * cols + 2 * w->nn);
+    if (s == BCL_SUCCESS)
+        memset(sh->a, 0, sizeof(double) * rows * cols);
+    return s;
+}
+
+/* column k's rows on the host (after factor_step(k) and invert_column(k)), and R_k,k+1 for the
+ * next column */
+static void host_cv_column(bsofi *w, host_share *sh, int k)
+{
+    const double t0 = seconds_now();
+    const int n = w->n, hc = w->cv_host, ld = hc * n;
+    const size_t nn = w->nn, rows = (size_t)ld, cols = (size_t)w->jF * n;
+    double *X = sh->a, *R = X + rows * cols, *W = R + nn;
+    const double *Xkk = w->Xd + (size_t)k * nn;
+    if (k < hc)
+        for (int c = 0; c < n; ++c)
+            memcpy(X + ((size_t)k * n + c) * rows + (size_t)k * n, Xkk + (size_t)c * n,
+                   sizeof(double) * n);
+    if (k > 0) {
+        const int m = (k < hc ? k : hc) * n;
+        dgemm('N', 'N', n, n, n, -1.0, R, n, Xkk, n, 0.0, W, n);
+        dgemm('N', 'N', m, n, n, 1.0, X + (size_t)(k - 1) * n * rows, ld, W, n, 0.0,
+              X + (size_t)k * n * rows, ld);
+    }
+    if (k + 1 < w->jF) /* R_k,k+1 = -V1 W (V1: the top of the panel's V, leading dimension 2n) */
+        dgemm('N', 'N', n, n, n, -1.0, w->V, 2 * n, w->W, n, 0.0, R, n);
+    w->share_s[1] += seconds_now() - t0;
+}
+
+/* the rows into H (its diagonal blocks as the device has them), the main queue waiting for them */
+static bcl_status host_cv_end(bsofi *w, host_share *sh, bcl_status s, cl_mem H, size_t offH)
+{
+    sh->t0 = seconds_now(); /* the products were counted column by column */
+    return share_end(w, sh, s, H, offH, (size_t)w->N, (size_t)w->cv_host * w->n,
+                     (size_t)w->jF * w->n);
 }
 
 static int row_groups_used(const bsofi *w)
@@ -2492,6 +2543,9 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
             w->At[e] += B[e];
     else if (s == BCL_SUCCESS) /* Rt_0 = B_p, the corner */
         s = upload(w, B + (size_t)(p - 1) * nn, n, n, n, w->dR, w->r_t, n);
+    host_share cv = {0};
+    if (s == BCL_SUCCESS && w->cv_host > 0)
+        s = host_cv_begin(w, &cv);
     for (int k = 0; k + 1 < p && s == BCL_SUCCESS && !*info; ++k) {
         s = factor_step(w, k, A, B);
         const int bad = s == BCL_SUCCESS ? singular_at(w->Rd + (size_t)k * nn, n) : 0;
@@ -2499,6 +2553,14 @@ static bcl_status bsofi_one(bsofi *w, const double *A, const double *B, cl_mem H
             *info = k * n + bad;
         else if (s == BCL_SUCCESS && k < w->jF)
             s = invert_column(w, k, H, offH);
+        if (s == BCL_SUCCESS && !*info && k < w->jF && w->cv_host > 0)
+            host_cv_column(w, &cv, k);
+    }
+    if (w->cv_host > 0) { /* a singular problem's inverse is cleared below: its rows stay here */
+        const bcl_status end =
+            host_cv_end(w, &cv, s == BCL_SUCCESS && *info ? BCL_NUMERICAL_FAILURE : s, H, offH);
+        if (s == BCL_SUCCESS && !*info)
+            s = end;
     }
     if (s == BCL_SUCCESS && !*info) {
         memcpy(w->panel, w->At, sizeof(double) * nn);
@@ -2846,28 +2908,49 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* the host's BLAS GEMM rate on 4n x n x n (the median of MODEL_REPS after one that starts its
- * threads), the order of the host shares' products */
-static double measure_host_gemm(int n)
+/* rate and cost per call from the median times t1, t2 of products of f1 < f2 flops: the rate from
+ * the difference, taken as at least a tenth of the larger time (so that noise cannot make the
+ * rate absurd where the call cost hides the difference), the cost per call from the smaller */
+static void rate_and_call(double f1, double f2, double t1, double t2, double *rate, double *call)
 {
-    const size_t nn = (size_t)n * n;
-    double *a = calloc(9 * nn, sizeof *a), t[MODEL_REPS];
+    t1 = t1 > 1e-9 ? t1 : 1e-9;
+    t2 = t2 > 1e-9 ? t2 : 1e-9;
+    const double dt = t2 - t1 > 0.1 * t2 ? t2 - t1 : 0.1 * t2;
+    *rate = (f2 - f1) / dt;
+    *call = t1 - f1 / *rate;
+    if (*call < 0)
+        *call = 0;
+}
+
+/* the host's BLAS GEMM rate and cost per call on j*n x n x n at j = MODEL_J1 and MODEL_J2 (the
+ * medians of MODEL_REPS after a round that starts its threads), as the device's: the host
+ * shares' products are of that order, and at small n many of them */
+static void measure_host_gemm(int n, bcl_pcyclic_model *m)
+{
+    const size_t nn = (size_t)n * n, rows = (size_t)MODEL_J2 * n;
+    double *a = calloc(2 * rows * n + nn, sizeof *a), t[2][MODEL_REPS];
+    m->host_gemm_flops = m->host_gemm_call_s = 0;
     if (!a)
-        return 0;
-    for (size_t e = 0; e < 4 * nn; ++e)
+        return;
+    for (size_t e = 0; e < rows * n; ++e)
         a[e] = (double)(e % 7) - 3;
     for (size_t e = 0; e < nn; ++e)
-        a[4 * nn + e] = (double)(e % 5) - 2;
-    for (int r = -1; r < MODEL_REPS; ++r) {
-        const double t0 = seconds_now();
-        dgemm('N', 'N', 4 * n, n, n, 1.0, a, 4 * n, a + 4 * nn, n, 0.0, a + 5 * nn, 4 * n);
-        if (r >= 0)
-            t[r] = seconds_now() - t0;
-    }
+        a[2 * rows * n + e] = (double)(e % 5) - 2;
+    const int js[2] = {MODEL_J1, MODEL_J2};
+    for (int r = -1; r < MODEL_REPS; ++r)
+        for (int i = 0; i < 2; ++i) {
+            const double t0 = seconds_now();
+            dgemm('N', 'N', js[i] * n, n, n, 1.0, a, (int)rows, a + 2 * rows * n, n, 0.0,
+                  a + rows * n, (int)rows);
+            if (r >= 0)
+                t[i][r] = seconds_now() - t0;
+        }
     free(a);
-    qsort(t, MODEL_REPS, sizeof t[0], compare_doubles);
-    const double med = t[MODEL_REPS / 2] > 1e-9 ? t[MODEL_REPS / 2] : 1e-9;
-    return 8.0 * n * n * (double)n / med;
+    for (int i = 0; i < 2; ++i)
+        qsort(t[i], MODEL_REPS, sizeof t[i][0], compare_doubles);
+    const double n3 = 2.0 * n * n * (double)n;
+    rate_and_call(n3 * js[0], n3 * js[1], t[0][MODEL_REPS / 2], t[1][MODEL_REPS / 2],
+                  &m->host_gemm_flops, &m->host_gemm_call_s);
 }
 
 /* the link: blocking writes and reads of 256 KiB and 16 MiB from pageable host memory (what the
@@ -2903,11 +2986,7 @@ static bcl_status measure_link(bsofi *w, bcl_pcyclic_model *m)
         qsort(t[i], MODEL_REPS, sizeof t[i][0], compare_doubles);
         med[i] = t[i][MODEL_REPS / 2];
     }
-    const double dt = med[1] - med[0] > 0.1 * med[1] ? med[1] - med[0] : 0.1 * med[1];
-    m->link_bytes_s = (double)(large - small) / (dt > 1e-9 ? dt : 1e-9);
-    m->link_call_s = med[0] - (double)small / m->link_bytes_s;
-    if (m->link_call_s < 0)
-        m->link_call_s = 0;
+    rate_and_call((double)small, (double)large, med[0], med[1], &m->link_bytes_s, &m->link_call_s);
     return BCL_SUCCESS;
 }
 
@@ -2972,21 +3051,12 @@ static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
         clReleaseMemObject(buf);
     if (s != BCL_SUCCESS)
         return s;
-    double med[2];
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 2; ++i)
         qsort(t[i], MODEL_REPS, sizeof t[i][0], compare_doubles);
-        med[i] = t[i][MODEL_REPS / 2] > 1e-9 ? t[i][MODEL_REPS / 2] : 1e-9;
-    }
-    /* rate from the difference of the two sizes, cost per call from the smaller; where the call
-     * cost hides the difference (small n), the difference is taken as at least a tenth of the
-     * larger time, so that noise cannot make the rate absurd */
-    const double f1 = 2.0 * n * n * (double)n * js[0], f2 = 2.0 * n * n * (double)n * js[1];
-    const double dt = med[1] - med[0] > 0.1 * med[1] ? med[1] - med[0] : 0.1 * med[1];
-    m->dev_gemm_flops = (f2 - f1) / dt;
-    m->dev_gemm_call_s = med[0] - f1 / m->dev_gemm_flops;
-    if (m->dev_gemm_call_s < 0)
-        m->dev_gemm_call_s = 0;
-    m->host_gemm_flops = measure_host_gemm(n);
+    const double n3 = 2.0 * n * n * (double)n;
+    rate_and_call(n3 * js[0], n3 * js[1], t[0][MODEL_REPS / 2], t[1][MODEL_REPS / 2],
+                  &m->dev_gemm_flops, &m->dev_gemm_call_s);
+    measure_host_gemm(n, m);
     return measure_link(w, m);
 }
 
@@ -3028,11 +3098,11 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
             model_serves(w, &ctx->pcyclic_model[i]))
             return &ctx->pcyclic_model[i];
     if (w->force_fail) { /* no clBLAST call to measure with; nothing kept */
-        static const struct bcl_pcyclic_model_in_use unmeasured = {0, 0, {0, 0, 0, 0, 0, 0},
+        static const struct bcl_pcyclic_model_in_use unmeasured = {0, 0, {0, 0, 0, 0, 0, 0, 0},
                                                                    "none"};
         return &unmeasured;
     }
-    struct bcl_pcyclic_model_in_use u = {w->n, w->dbl, {0, 0, 0, 0, 0, 0}, "tuning file"};
+    struct bcl_pcyclic_model_in_use u = {w->n, w->dbl, {0, 0, 0, 0, 0, 0, 0}, "tuning file"};
     const char *again = getenv("BATCHCL_PCYCLIC_CALIBRATE");
     const int measure = again && atoi(again);
     char path[1200] = "";
@@ -3049,9 +3119,9 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
         while (f && fgets(line, sizeof line, f)) {
             int rn, rd;
             struct bcl_pcyclic_model_in_use r = u;
-            if (sscanf(line, "%d %d %lg %lg %lg %lg %lg %lg", &rn, &rd, &r.m.host_step_s,
+            if (sscanf(line, "%d %d %lg %lg %lg %lg %lg %lg %lg", &rn, &rd, &r.m.host_step_s,
                        &r.m.dev_gemm_flops, &r.m.dev_gemm_call_s, &r.m.host_gemm_flops,
-                       &r.m.link_bytes_s, &r.m.link_call_s) == 8 &&
+                       &r.m.host_gemm_call_s, &r.m.link_bytes_s, &r.m.link_call_s) == 9 &&
                 rn == w->n && rd == w->dbl && r.m.dev_gemm_flops > 0 && model_serves(w, &r))
                 u.m = r.m;
         }
@@ -3060,9 +3130,9 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
     } else if (u.m.host_gemm_flops <= 0 || u.m.link_bytes_s <= 0) {
         /* a file tuned before the host shares were modelled: their constants measured here */
         u.source = "tuning file, host GEMM and link measured";
-        u.m.host_gemm_flops = measure_host_gemm(w->n);
+        measure_host_gemm(w->n, &u.m);
         if (measure_link(w, &u.m) != BCL_SUCCESS) {
-            u.m.host_gemm_flops = u.m.link_bytes_s = u.m.link_call_s = 0;
+            u.m.host_gemm_flops = u.m.host_gemm_call_s = u.m.link_bytes_s = u.m.link_call_s = 0;
             bcl_clear_error(ctx);
         }
     }
@@ -3079,9 +3149,9 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
                       ? fopen(path, "a")
                       : NULL;
         if (f) {
-            fprintf(f, "%d %d %.6g %.6g %.6g %.6g %.6g %.6g\n", u.n, u.dbl, u.m.host_step_s,
+            fprintf(f, "%d %d %.6g %.6g %.6g %.6g %.6g %.6g %.6g\n", u.n, u.dbl, u.m.host_step_s,
                     u.m.dev_gemm_flops, u.m.dev_gemm_call_s, u.m.host_gemm_flops,
-                    u.m.link_bytes_s, u.m.link_call_s);
+                    u.m.host_gemm_call_s, u.m.link_bytes_s, u.m.link_call_s);
             fclose(f);
         }
     }
@@ -3158,30 +3228,58 @@ static double rv_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h)
                                              (w->p - 1) / 2 >= w->rv_group);
     const double n = w->n, es = (double)w->es, n3 = 2 * n * n * n;
     const double read = h * link_s(m, n * n * es) + link_s(m, (c1 - 1) * n * n * es);
-    const double products = (double)h * (c0 + c1 - 1) / 2 * n3 / m->host_gemm_flops;
+    const double products = (c1 - 1) * m->host_gemm_call_s +
+                            (double)h * (c0 + c1 - 1) / 2 * n3 / m->host_gemm_flops;
     return beside(w, rv_device_s(w, m, c1, 0), read + products) + link_s(m, c1 * n * h * n * es);
 }
 
 /* the Q^T application's phase with the first h block rows on the host: block row r's products
- * take depth 2n at the steps k >= r, n at the others, and n for the last column's */
-static double qt_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h, double rows_below_s)
+ * take depth 2n at the p-1-r steps k >= r, n at the r others, and n for the last column's */
+static double qt_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h)
 {
-    const double n = w->n, p = w->p, es = (double)w->es, n3 = 2 * n * n * n;
+    const double n = w->n, p = w->p, es = (double)w->es, n3 = 2 * n * n * n, t = p - h;
     const double calls = 2 * (p - 1) + 1;
-    const double dev = calls * m->dev_gemm_call_s + rows_below_s;
+    const double rows_below = n3 * t + 4 * n3 * t * (t - 1) / 2 + 2 * n3 * (h + p - 1) * t / 2;
+    const double dev = calls * m->dev_gemm_call_s + rows_below / m->dev_gemm_flops;
     if (h == 0)
         return dev;
     const double read = link_s(m, h * n * w->N * es) + link_s(m, ((p - 1) * 4 + 1) * n * n * es);
-    const double products = h * ((p - 1) * 4 * n3 + n3) / m->host_gemm_flops;
+    const double products = p * m->host_gemm_call_s + h * ((p - 1) * 4 * n3 + n3) / m->host_gemm_flops;
     return beside(w, dev, read + products) + link_s(m, h * n * w->N * es);
 }
 
-/* the share (0 .. avail) of least modelled time, taken only where it gains at least 5 % over
- * none (the model's error); phase[0], phase[1]: without and with it */
+/* A share: h blocks, and how it was set (0: none asked for, or no model; 1: forced; 2: the
+ * model's, with its phase's modelled time without and with it) */
 typedef struct {
-    int h, how; /* how: 0 none asked for or no model, 1 forced, 2 the model's */
+    int h, how;
     double none_s, with_s;
 } share_choice;
+
+/* `forced` (> 0: that many, at most avail; -1: none) or, where 0 and the model serves, the share
+ * of least modelled `phase` time, taken only where it gains at least 5 % over none (the model's
+ * error) */
+static void pick_share(const bsofi *w, const bcl_pcyclic_model *m, int forced, int avail,
+                       int modelled, double (*phase)(const bsofi *, const bcl_pcyclic_model *, int),
+                       share_choice *c)
+{
+    memset(c, 0, sizeof *c);
+    if (forced > 0) {
+        c->h = forced < avail ? forced : avail;
+        c->how = 1;
+    } else if (forced == 0 && modelled && avail > 0) {
+        c->how = 2;
+        c->none_s = c->with_s = phase(w, m, 0);
+        for (int h = 1; h <= avail; ++h) {
+            const double t = phase(w, m, h);
+            if (t < c->with_s) {
+                c->with_s = t;
+                c->h = h;
+            }
+        }
+        if (c->with_s > 0.95 * c->none_s)
+            c->h = 0;
+    }
+}
 
 static void choose_host_shares(bsofi *w, const bcl_pcyclic_model *m, const bcl_params *prm,
                                share_choice *rv, share_choice *qt)
@@ -3192,62 +3290,52 @@ static void choose_host_shares(bsofi *w, const bcl_pcyclic_model *m, const bcl_p
     /* method 1 with more than one problem: the host factorizes the next problem meanwhile */
     const int modelled = m->host_gemm_flops > 0 && m->link_bytes_s > 0 &&
                          m->dev_gemm_flops > 0 && (w->dev_panels || w->batch == 1);
-    memset(rv, 0, sizeof *rv);
-    memset(qt, 0, sizeof *qt);
-    const int rv_forced = prm->pcyclic_rv_host_columns, qt_forced = prm->pcyclic_qt_host_rows;
-    if (rv_forced > 0) {
-        rv->h = rv_forced < rv_avail ? rv_forced : rv_avail;
-        rv->how = 1;
-    } else if (rv_forced == 0 && modelled && rv_avail > 0) {
-        rv->how = 2;
-        rv->none_s = rv->with_s = rv_phase_s(w, m, 0);
-        for (int h = 1; h <= rv_avail; ++h) {
-            const double t = rv_phase_s(w, m, h);
-            if (t < rv->with_s) {
-                rv->with_s = t;
-                rv->h = h;
-            }
-        }
-        if (rv->with_s > 0.95 * rv->none_s)
-            rv->h = 0;
-    }
-    if (qt_forced > 0) {
-        qt->h = qt_forced < qt_avail ? qt_forced : qt_avail;
-        qt->how = 1;
-    } else if (qt_forced == 0 && modelled && qt_avail > 0) {
-        qt->how = 2;
-        const double n = w->n, n3 = 2 * n * n * n;
-        /* the device's flops on block rows h .. p-1, from the bottom up */
-        double below = 0;
-        qt->h = 0;
-        for (int h = qt_avail; h >= 0; --h) {
-            below += (n3 + 4 * n3 * (p - 1 - h) + 2 * n3 * h) / m->dev_gemm_flops;
-            const double t = qt_phase_s(w, m, h, below);
-            if (h == 0)
-                qt->none_s = t;
-            if (h == qt_avail || t <= qt->with_s) {
-                qt->with_s = t;
-                qt->h = h;
-            }
-        }
-        if (qt->with_s > 0.95 * qt->none_s)
-            qt->h = 0;
-    }
+    pick_share(w, m, prm->pcyclic_rv_host_columns, rv_avail, modelled, rv_phase_s, rv);
+    pick_share(w, m, prm->pcyclic_qt_host_rows, qt_avail, modelled, qt_phase_s, qt);
     w->rv_host = rv->h;
     w->qt_host = qt->h;
+}
+
+/* The column version's share (method 1): hc block rows of columns 1 .. jF-1 on the host. Its
+ * panel chain then also forms R_k-1,k and W_k and the rows (2n^3 (2 + min(hc, k)) flops a column)
+ * and writes them after the panels; the device's columns lose those rows' flops, and columns
+ * k <= hc both of their products. With j_F chosen to end within the host's chain, this pays only
+ * where the device's column version is the longer part or, on a CPU device, where the host's BLAS
+ * is the faster. */
+static double cv_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int hc)
+{
+    const double n = w->n, n3 = 2 * n * n * n, es = (double)w->es;
+    double host = (w->p - 1) * m->host_step_s, dev = 0;
+    for (int k = 1; k < w->jF; ++k) {
+        if (hc > 0)
+            host += 3 * m->host_gemm_call_s + (2 + (k < hc ? k : hc)) * n3 / m->host_gemm_flops;
+        if (k > hc)
+            dev += 2 * m->dev_gemm_call_s + (1 + k - hc) * n3 / m->dev_gemm_flops;
+    }
+    return beside(w, dev, host) + (hc > 0 ? link_s(m, hc * n * w->jF * n * es) : 0);
+}
+
+static void choose_cv_host(bsofi *w, const bcl_pcyclic_model *m, int forced, share_choice *cv)
+{
+    const int avail = w->dev_panels || w->jF < 2 || last_column_from_u(w) ? 0 : w->jF - 1;
+    const int modelled = w->batch == 1 && m->host_gemm_flops > 0 && m->link_bytes_s > 0 &&
+                         m->dev_gemm_flops > 0 && m->host_step_s > 0;
+    pick_share(w, m, forced, avail, modelled, cv_phase_s, cv);
+    w->cv_host = cv->h;
 }
 
 /* the plan line's note on the host's shares: how each was set (the model's with its modelled
  * phase times without and with it) and the model's constants */
 static void append_share_note(bsofi *w, const struct bcl_pcyclic_model_in_use *u,
-                              const share_choice *rv, const share_choice *qt)
+                              const share_choice *rv, const share_choice *qt,
+                              const share_choice *cv)
 {
     char *plan = w->ctx->last_kernel;
     const size_t cap = sizeof w->ctx->last_kernel;
     const bcl_pcyclic_model *m = &u->m;
-    const share_choice *c[2] = {rv, qt};
-    char how[2][64];
-    for (int i = 0; i < 2; ++i)
+    const share_choice none = {0, 0, 0, 0}, *c[3] = {rv, qt, cv ? cv : &none};
+    char how[3][64];
+    for (int i = 0; i < 3; ++i)
         if (c[i]->how == 2)
             snprintf(how[i], sizeof how[i], ", modelled %.3g -> %.3g ms", c[i]->none_s * 1e3,
                      c[i]->with_s * 1e3);
@@ -3258,10 +3346,16 @@ static void append_share_note(bsofi *w, const struct bcl_pcyclic_model_in_use *u
              w->rv_host, w->rv_host == 1 ? "" : "s", rv_share_first(w), how[0], w->qt_host,
              w->qt_host == 1 ? "" : "s", qt->how == 2 ? " (" : "", qt->how == 2 ? how[1] + 2 : how[1],
              qt->how == 2 ? ")" : "");
+    if (cv) /* method 1 */
+        snprintf(plan + strlen(plan), cap - strlen(plan),
+                 ", the column version %d block row%s%s%s%s", w->cv_host,
+                 w->cv_host == 1 ? "" : "s", cv->how == 2 ? " (" : "",
+                 cv->how == 2 ? how[2] + 2 : how[2], cv->how == 2 ? ")" : "");
     if (m->host_gemm_flops > 0 && m->link_bytes_s > 0)
         snprintf(plan + strlen(plan), cap - strlen(plan),
-                 " (model, %s: host GEMM %.3g GFLOP/s, link %.3g GB/s + %.3g us)", u->source,
-                 m->host_gemm_flops * 1e-9, m->link_bytes_s * 1e-9, m->link_call_s * 1e6);
+                 " (model, %s: host GEMM %.3g GFLOP/s + %.3g us per call, link %.3g GB/s + %.3g us)",
+                 u->source, m->host_gemm_flops * 1e-9, m->host_gemm_call_s * 1e6,
+                 m->link_bytes_s * 1e-9, m->link_call_s * 1e6);
     else
         snprintf(plan + strlen(plan), cap - strlen(plan), " (model: %s)",
                  u->m.dev_gemm_flops > 0 ? "no host GEMM or link constants" : u->source);
@@ -3286,7 +3380,7 @@ static void describe_time(bsofi *w, double wall_s, size_t batch)
              "; host part (%s) %.3g ms of %.3g ms for %zu problem%s",
              w->dev_panels ? "enqueueing" : "panels, enqueueing", w->host_s * 1e3, wall_s * 1e3,
              batch, batch == 1 ? "" : "s");
-    if (w->rv_host > 0 || w->qt_host > 0) {
+    if (w->rv_host > 0 || w->qt_host > 0 || w->cv_host > 0) {
         const size_t l2 = strlen(w->ctx->last_kernel);
         snprintf(w->ctx->last_kernel + l2, sizeof w->ctx->last_kernel - l2,
                  "; the host's shares: waiting for their reads %.3g ms, products %.3g ms, "
@@ -3373,23 +3467,24 @@ static void plan_columns(bsofi *w)
     bcl_tuning_lookup(w->ctx, BCL_ROUTINE_PCYCLIC, w->dbl, w->n, &prm);
     const char *group_env = getenv("BATCHCL_PCYCLIC_RV_GROUP");
     w->rv_group = group_env && *group_env ? atoi(group_env) : RV_GROUP_DEFAULT;
-    share_choice rv, qt;
+    share_choice rv, qt, cv;
     if (!w->dev_panels) {
         const struct bcl_pcyclic_model_in_use *u = model_for(w);
         w->jF = choose_jF(w, &u->m, prm.pcyclic_cv_columns);
+        choose_cv_host(w, &u->m, prm.pcyclic_cv_host_rows, &cv);
         choose_host_shares(w, &u->m, &prm, &rv, &qt);
         describe_plan(w, u);
         append_cv_note(w);
         append_rows_note(w);
         append_gemm_note(w);
         append_qt_note(w);
-        append_share_note(w, u, &rv, &qt);
+        append_share_note(w, u, &rv, &qt, &cv);
         return;
     }
     const int forced = prm.pcyclic_cv_columns;
     w->jF = forced <= 0 || w->p < 2 ? 0 : forced < w->p - 1 ? forced : w->p - 1;
     /* the model only where a share is left to it (method 3 has no other use for it) */
-    static const struct bcl_pcyclic_model_in_use no_model = {0, 0, {0, 0, 0, 0, 0, 0},
+    static const struct bcl_pcyclic_model_in_use no_model = {0, 0, {0, 0, 0, 0, 0, 0, 0},
                                                              "not asked for"};
     const struct bcl_pcyclic_model_in_use *u =
         w->p > 1 && (prm.pcyclic_rv_host_columns == 0 || prm.pcyclic_qt_host_rows == 0)
@@ -3431,7 +3526,7 @@ static void plan_columns(bsofi *w)
     append_rows_note(w);
     append_gemm_note(w);
     append_qt_note(w);
-    append_share_note(w, u, &rv, &qt);
+    append_share_note(w, u, &rv, &qt, NULL);
 }
 
 static void to_double(const void *src, int dbl, size_t count, double *dst)

@@ -114,15 +114,17 @@ static int parse_params(const cJSON *obj, bcl_params *p, char *why, size_t whyle
 
 /* A pcyclic entry's "model": the performance model's constants (bcl_pcyclic_calibrate), each a
  * finite number; the host step and the GEMM rate positive and required, the host shares'
- * constants (host GEMM rate and link rate positive, link call cost not negative) optional: files
+ * constants (host GEMM rate and link rate positive, call costs not negative) optional: files
  * written before they were measured lack them, and the host then takes no share. */
 static int parse_model(const cJSON *obj, bcl_pcyclic_model *m, char *why, size_t whylen)
 {
-    enum { REQUIRED = 3, KEYS = 6 };
-    static const char *const keys[KEYS] = {"host_step_s",     "dev_gemm_flops", "dev_gemm_call_s",
-                                           "host_gemm_flops", "link_bytes_s",   "link_call_s"};
+    enum { REQUIRED = 3, KEYS = 7 };
+    static const char *const keys[KEYS] = {"host_step_s",      "dev_gemm_flops",
+                                           "dev_gemm_call_s",  "host_gemm_flops",
+                                           "host_gemm_call_s", "link_bytes_s",
+                                           "link_call_s"};
     /* which must be positive (the others non-negative) */
-    static const int positive[KEYS] = {1, 1, 0, 1, 1, 0};
+    static const int positive[KEYS] = {1, 1, 0, 1, 0, 1, 0};
     double v[KEYS];
     if (!cJSON_IsObject(obj)) {
         snprintf(why, whylen, "\"model\" is not an object");
@@ -161,8 +163,9 @@ static int parse_model(const cJSON *obj, bcl_pcyclic_model *m, char *why, size_t
     m->dev_gemm_flops = v[1];
     m->dev_gemm_call_s = v[2];
     m->host_gemm_flops = v[3];
-    m->link_bytes_s = v[4];
-    m->link_call_s = v[5];
+    m->host_gemm_call_s = v[4];
+    m->link_bytes_s = v[5];
+    m->link_call_s = v[6];
     return 1;
 }
 

@@ -39,6 +39,7 @@ static const bcl_tuning_field bcl_tuning_fields[] = {
     {"pcyclic_rv_host_columns", BCL_FIELD_INT, offsetof(bcl_params, pcyclic_rv_host_columns), -1,
      1 << 20},
     {"pcyclic_qt_host_rows", BCL_FIELD_INT, offsetof(bcl_params, pcyclic_qt_host_rows), -1, 1 << 20},
+    {"pcyclic_cv_host_rows", BCL_FIELD_INT, offsetof(bcl_params, pcyclic_cv_host_rows), -1, 1 << 20},
 };
 #define BCL_TUNING_FIELD_COUNT (sizeof bcl_tuning_fields / sizeof bcl_tuning_fields[0])
 

@@ -47,14 +47,16 @@ static void make_blocks(int kind, double cond, int n, int p, size_t batch, uint6
 }
 
 /* the method, j_F and the host's shares (block columns of the row version, block rows of the
- * Q^T application; 0: the model's, -1: none) */
-static void use_shares(bcl_context *ctx, int method, int cv_columns, int rv_host, int qt_host)
+ * Q^T application and of the column version; 0: the model's, -1: none) */
+static void use_shares(bcl_context *ctx, int method, int cv_columns, int rv_host, int qt_host,
+                       int cv_host)
 {
     bcl_params prm = {0};
     prm.pcyclic_method = method;
     prm.pcyclic_cv_columns = cv_columns;
     prm.pcyclic_rv_host_columns = rv_host;
     prm.pcyclic_qt_host_rows = qt_host;
+    prm.pcyclic_cv_host_rows = cv_host;
     TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, &prm));
 }
 
@@ -62,7 +64,7 @@ static void use_shares(bcl_context *ctx, int method, int cv_columns, int rv_host
  * test_model take the shares) */
 static void use_method(bcl_context *ctx, int method, int cv_columns)
 {
-    use_shares(ctx, method, cv_columns, -1, -1);
+    use_shares(ctx, method, cv_columns, -1, -1, -1);
 }
 
 static void *convert(const double *src, size_t count, int dbl)
@@ -783,7 +785,7 @@ static void check_shares(bcl_context *ctx, int method, int dbl, int kind, int n,
                          size_t batch, int cv, int rv, int qt, int want_rv, int want_qt,
                          const char *what)
 {
-    use_shares(ctx, method, cv, rv, qt);
+    use_shares(ctx, method, cv, rv, qt, -1);
     check_batch(ctx, dbl, kind, kind == 2 ? GRID_COND : 0, n, p, batch, what);
     char want[96];
     snprintf(want, sizeof want, "host shares: R^-1 by rows %d block column", want_rv);
@@ -828,6 +830,27 @@ static void test_host_shares(void **state)
     unsetenv("BATCHCL_PCYCLIC_QT");
     check_shares(ctx, 3, 1, 0, 17, 5, 1, -1, 1, 2, 1, 2, "gemm.cl, Q^T by pairs, host shares");
     unsetenv("BATCHCL_PCYCLIC_GEMM");
+    /* the column version's share (method 1: block rows of columns 0 .. j_F-1 beside the panels):
+     * (j_F, rows asked, rows taken), with the other shares too in the last ones; none where
+     * j_F < 2, j_F = p - 1 (the last column from the others) or in method 3 */
+    static const int cv_cases[][3] = {{5, 1, 1}, {5, 2, 2}, {5, 100, 4}, {2, 3, 1},
+                                      {1, 2, 0}, {-1, 2, 0}, {7, 2, 0}};
+    for (size_t i = 0; i < sizeof cv_cases / sizeof cv_cases[0]; ++i)
+        for (int method = 1; method <= 3; method += 2) {
+            const int *c = cv_cases[i], want = method == 1 ? c[2] : 0, both = i >= 4 ? 2 : -1;
+            use_shares(ctx, method, c[0], both, both, c[1]);
+            check_batch(ctx, 1, i == 1 ? 2 : 0, i == 1 ? GRID_COND : 0, 10, 8, 1,
+                        "the column version's host share");
+            char want_cv[64];
+            snprintf(want_cv, sizeof want_cv, "the column version %d block row", want);
+            if (method == 1 ? !strstr(bcl_last_kernel(ctx), want_cv)
+                            : strstr(bcl_last_kernel(ctx), "the column version ") != NULL)
+                fail_msg("expected %s in: %s", method == 1 ? want_cv : "no column version share",
+                         bcl_last_kernel(ctx));
+        }
+    use_shares(ctx, 1, 4, -1, -1, 2);
+    check_batch(ctx, 0, 0, 0, 20, 6, 1, "the column version's host share, float");
+    check_batch(ctx, 1, 1, 0, 12, 9, 3, "the column version's host share, a batch");
     bcl_destroy(ctx);
 }
 
@@ -840,7 +863,7 @@ static void test_failure_isolation(void **state)
         const int method = run <= 3 ? run : run == 4 ? 1 : 3, shares = run > 3 ? 2 : -1;
         if (method != 2 && !bcl_pcyclic_has_clblast())
             continue;
-        use_shares(ctx, method, 0, shares, shares);
+        use_shares(ctx, method, 0, shares, shares, shares);
         const int n = 6, p = 5;
         const size_t batch = 6, blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
         double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
@@ -899,7 +922,7 @@ static void test_device_buffers(void **state)
             continue;
         /* single precision with clBLAST is covered in numerics: its kernels compile once */
         for (int dbl = method == 1; dbl < 2; ++dbl) {
-            use_shares(ctx, method, 0, shares, shares);
+            use_shares(ctx, method, 0, shares, shares, shares);
             const int n = 7, p = 4;
             const size_t batch = 3, blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
             const size_t off = 3, es = dbl ? 8 : 4;
@@ -1142,7 +1165,7 @@ static void test_model(void **state)
         for (int i = 0; i < 2; ++i) {
             write_model_file(ctx, dir, &d, d.driver_version, 10, 100, i ? slow : instant);
             TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
-            use_shares(ctx, method, method == 1 ? 0 : -1, 0, 0);
+            use_shares(ctx, method, method == 1 ? 0 : -1, 0, 0, 0);
             check_batch(ctx, 1, 0, 0, 10, 8, 1, "host shares from a tuning file's model");
             char want_rv[80], want_qt[40], want_model[80];
             snprintf(want_rv, sizeof want_rv, "host shares: R^-1 by rows %d block columns (from %d",

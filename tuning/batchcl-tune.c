@@ -1014,6 +1014,7 @@ static cJSON *pcyclic_model(tune_env *e, int dbl, int n, const progress *pg)
     cJSON_AddNumberToObject(o, "dev_gemm_flops", round4(m.dev_gemm_flops));
     cJSON_AddNumberToObject(o, "dev_gemm_call_s", round4(m.dev_gemm_call_s));
     cJSON_AddNumberToObject(o, "host_gemm_flops", round4(m.host_gemm_flops));
+    cJSON_AddNumberToObject(o, "host_gemm_call_s", round4(m.host_gemm_call_s));
     cJSON_AddNumberToObject(o, "link_bytes_s", round4(m.link_bytes_s));
     cJSON_AddNumberToObject(o, "link_call_s", round4(m.link_call_s));
     return o;
@@ -1757,10 +1758,11 @@ static void print_report(cJSON *root)
                 if (model)
                     snprintf(extra, sizeof extra,
                              "; model: host step %.3g ms, GEMM %.3g GFLOP/s + %.3g us a call, "
-                             "host GEMM %.3g GFLOP/s, link %.3g GB/s + %.3g us",
+                             "host GEMM %.3g GFLOP/s + %.3g us, link %.3g GB/s + %.3g us",
                              num(model, "host_step_s") * 1e3, num(model, "dev_gemm_flops") * 1e-9,
                              num(model, "dev_gemm_call_s") * 1e6,
                              num(model, "host_gemm_flops") * 1e-9,
+                             num(model, "host_gemm_call_s") * 1e6,
                              num(model, "link_bytes_s") * 1e-9, num(model, "link_call_s") * 1e6);
                 printf("| %d | %.3g | %.3g | %.2f | %s%s |\n", (int)num(e, "n"), t, d,
                        d > 0 ? t / d : 0, params && strcmp(params, "{}") ? params : "default",
