@@ -290,6 +290,12 @@ static void test_bad_files(void **state)
         "{\"routine\":\"pcyclic\",\"precision\":\"d\",\"n\":64,\"params\":{},\"model\":"
         "{\"host_step_s\":1e-3,\"dev_gemm_flops\":1e12,\"dev_gemm_call_s\":0,"
         "\"host_step_s\":1}}",
+        "{\"routine\":\"pcyclic\",\"precision\":\"d\",\"n\":64,\"params\":{},\"model\":"
+        "{\"host_step_s\":1e-3,\"dev_gemm_flops\":1e12,\"dev_gemm_call_s\":0,"
+        "\"host_gemm_flops\":0}}",
+        "{\"routine\":\"pcyclic\",\"precision\":\"d\",\"n\":64,\"params\":{},\"model\":"
+        "{\"host_step_s\":1e-3,\"dev_gemm_flops\":1e12,\"dev_gemm_call_s\":0,"
+        "\"link_call_s\":-1}}",
     };
     const char *reasons[] = {"\"warp_magic\" is not a tuning parameter", "\"mapping\" must be one of",
                              "\"queues\" must be an integer in 0..4", "needs \"routine\"",
@@ -300,7 +306,9 @@ static void test_bad_files(void **state)
                              "only pcyclic entries hold a \"model\"",
                              "\"model\" needs \"dev_gemm_flops\", a positive number",
                              "\"model\": \"speed\" is not one of its constants",
-                             "\"model\" repeats a constant"};
+                             "\"model\" repeats a constant",
+                             "\"model\" needs \"host_gemm_flops\", a positive number",
+                             "\"model\" needs \"link_call_s\", a non-negative number"};
     char name[64];
     for (size_t i = 0; i < sizeof bad_entries / sizeof *bad_entries; ++i) {
         snprintf(name, sizeof name, "e-entry-%zu.json", i);
@@ -705,6 +713,15 @@ static void test_tuner_quick(void **state)
                      call = cJSON_GetObjectItem(model, "dev_gemm_call_s")->valuedouble;
         if (!(host > 0 && host < 10 && rate > 1e6 && call >= 0 && call < 1))
             fail_msg("implausible model: host step %g s, GEMM %g FLOP/s + %g s", host, rate, call);
+        /* and the host shares' constants */
+        const char *shares[4] = {"host_gemm_flops", "host_gemm_call_s", "link_bytes_s",
+                                 "link_call_s"};
+        for (int i = 0; i < 4; ++i) {
+            const cJSON *v = cJSON_GetObjectItem(model, shares[i]);
+            if (!cJSON_IsNumber(v) || !(i % 2 ? v->valuedouble >= 0 && v->valuedouble < 1
+                                              : v->valuedouble > 1e6))
+                fail_msg("implausible or missing \"%s\" in the stored model", shares[i]);
+        }
         cJSON_Delete(root);
         TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, pdir));
         bcl_params p;
@@ -714,8 +731,10 @@ static void test_tuner_quick(void **state)
         invert_small(ctx);
         char want[96];
         snprintf(want, sizeof want, "model (tuning file): host panel step %.3g ms", host * 1e3);
-        if (!strstr(bcl_last_kernel(ctx), want))
-            fail_msg("expected \"%s\" in: %s", want, bcl_last_kernel(ctx));
+        if (!strstr(bcl_last_kernel(ctx), want) ||
+            !strstr(bcl_last_kernel(ctx), "(model, tuning file: host GEMM"))
+            fail_msg("expected \"%s\" and the host shares' model from the file in: %s", want,
+                     bcl_last_kernel(ctx));
         TU_STATUS(ctx, BCL_SUCCESS, bcl_set_params(ctx, NULL));
         TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, NULL));
     }
