@@ -889,7 +889,6 @@ static bcl_status timeline_mark(bsofi *w, const char *name)
  * the whole inversion n = 128 / 192 / 256 3.1 / 3.0 / 1.8 % faster, n = 512 (p = 19) the same;
  * at n = 256 groups of 3, 4 and 8 took 0.5-1.2 % longer than 6, 9 and 10 the same */
 #define RV_GROUP_DEFAULT 6
-/* the rows in groups: j_F = 0 (no column version) and two groups or more */
 /* ---- the host's shares: BSOFTRI's l_i and BSOI's l_k (the paper's eqs. (5)-(6)) ----
  * The host computes some blocks with BLAS while the device computes the others. Each share is a
  * fixed set for the whole phase rather than the paper's split per iteration: here the device does
@@ -925,7 +924,9 @@ static cl_command_queue side_queue(const bsofi *w)
 
 /* On the side queue, rows x cols at element `off` (leading dimension ld) of src to element
  * stage_off of the share's stage (leading dimension stage_ld), or the other way (to_stage = 0),
- * after the share's `formed` marker. The blocks go through the stage so that the link moves one
+ * after the share's `formed` marker (for the column version's share, whose rows are written
+ * with nothing read before, that keeps them behind this problem's clearing of H and the previous
+ * problem's use of it). The blocks go through the stage so that the link moves one
  * packed range each way: NVIDIA's rectangular reads and writes from host memory move a row at a
  * time (a block row of H^-1 at n = 128, 10 000 columns, took about 100 ms). */
 static bcl_status stage_copy(bsofi *w, host_share *sh, int to_stage, cl_mem buf, size_t off,
@@ -939,7 +940,8 @@ static bcl_status stage_copy(bsofi *w, host_share *sh, int to_stage, cl_mem buf,
                                            ld * es, 0, stage_ld * es, 0, sh->formed ? 1 : 0,
                                            sh->formed ? &sh->formed : NULL, done)
                  : clEnqueueCopyBufferRect(side_queue(w), sh->stage, buf, o_stage, o_buf, region,
-                                           stage_ld * es, 0, ld * es, 0, 0, NULL, done);
+                                           stage_ld * es, 0, ld * es, 0, sh->formed ? 1 : 0,
+                                           sh->formed ? &sh->formed : NULL, done);
     return err == CL_SUCCESS ? BCL_SUCCESS
                              : bcl_cl_fail(w->ctx, err, "staging the blocks of the host's share");
 }
@@ -983,8 +985,9 @@ static bcl_status share_reads_enqueued(bsofi *w, host_share *sh)
 static bcl_status share_wait(bsofi *w, host_share *sh)
 {
     const double t0 = seconds_now();
-    cl_int err = queue_flush(w) == BCL_SUCCESS ? clWaitForEvents(1, &sh->read_done)
-                                                : CL_INVALID_COMMAND_QUEUE;
+    cl_int err = clFlush(w->q);
+    if (err == CL_SUCCESS)
+        err = clWaitForEvents(1, &sh->read_done);
     cl_int status = CL_COMPLETE;
     if (err == CL_SUCCESS)
         err = clGetEventInfo(sh->read_done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
@@ -1018,8 +1021,9 @@ static bcl_status share_end(bsofi *w, host_share *sh, bcl_status s, cl_mem dst, 
                               : bcl_cl_fail(w->ctx, err, "writing the host's share of H^-1");
         if (s == BCL_SUCCESS)
             s = queue_wait(w, written);
-        if (s == BCL_SUCCESS && clFlush(q) != CL_SUCCESS)
-            s = bcl_cl_fail(w->ctx, CL_INVALID_COMMAND_QUEUE, "clFlush");
+        const cl_int flushed = s == BCL_SUCCESS ? clFlush(q) : CL_SUCCESS;
+        if (flushed != CL_SUCCESS)
+            s = bcl_cl_fail(w->ctx, flushed, "clFlush");
     } else {
         clFinish(q);
     }
@@ -1163,6 +1167,8 @@ static bcl_status host_cv_end(bsofi *w, host_share *sh, bcl_status s, cl_mem H, 
                      (size_t)w->jF * w->n);
 }
 
+/* the rows in groups: j_F = 0 (no column version), no host share of the row version, and two
+ * groups or more */
 static int row_groups_used(const bsofi *w)
 {
     return w->jF == 0 && w->rv_host == 0 && w->rv_group >= 2 && (w->p - 1) / 2 >= w->rv_group;
@@ -3057,7 +3063,11 @@ static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
     rate_and_call(n3 * js[0], n3 * js[1], t[0][MODEL_REPS / 2], t[1][MODEL_REPS / 2],
                   &m->dev_gemm_flops, &m->dev_gemm_call_s);
     measure_host_gemm(n, m);
-    return measure_link(w, m);
+    if (measure_link(w, m) != BCL_SUCCESS) { /* the rest stands; the host takes no share */
+        m->host_gemm_flops = m->host_gemm_call_s = m->link_bytes_s = m->link_call_s = 0;
+        bcl_clear_error(w->ctx);
+    }
+    return BCL_SUCCESS;
 }
 
 /* Keep u as the context's model for its n and precision (replacing the one kept before). */
@@ -3127,7 +3137,7 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
         }
         if (f)
             fclose(f);
-    } else if (u.m.host_gemm_flops <= 0 || u.m.link_bytes_s <= 0) {
+    } else if (!measure && (u.m.host_gemm_flops <= 0 || u.m.link_bytes_s <= 0)) {
         /* a file tuned before the host shares were modelled: their constants measured here */
         u.source = "tuning file, host GEMM and link measured";
         measure_host_gemm(w->n, &u.m);
@@ -3227,7 +3237,8 @@ static double rv_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h)
         return rv_device_s(w, m, w->jF, w->jF == 0 && w->rv_group >= 2 &&
                                              (w->p - 1) / 2 >= w->rv_group);
     const double n = w->n, es = (double)w->es, n3 = 2 * n * n * n;
-    const double read = h * link_s(m, n * n * es) + link_s(m, (c1 - 1) * n * n * es);
+    /* one read of the stage: the columns' first c1 block rows and the multipliers */
+    const double read = link_s(m, ((double)c1 * h + c1 - 1) * n * n * es);
     const double products = (c1 - 1) * m->host_gemm_call_s +
                             (double)h * (c0 + c1 - 1) / 2 * n3 / m->host_gemm_flops;
     return beside(w, rv_device_s(w, m, c1, 0), read + products) + link_s(m, c1 * n * h * n * es);
@@ -3287,9 +3298,10 @@ static void choose_host_shares(bsofi *w, const bcl_pcyclic_model *m, const bcl_p
     const int p = w->p;
     const int rv_avail = p < 2 || last_column_from_u(w) ? 0 : p - 1 - rv_share_first(w);
     const int qt_avail = p < 2 ? 0 : p - 1;
-    /* method 1 with more than one problem: the host factorizes the next problem meanwhile */
+    /* one problem a call: with more, the host would stop enqueueing (method 3) or factorizing
+     * (method 1) the next problem while it waits for this one's blocks */
     const int modelled = m->host_gemm_flops > 0 && m->link_bytes_s > 0 &&
-                         m->dev_gemm_flops > 0 && (w->dev_panels || w->batch == 1);
+                         m->dev_gemm_flops > 0 && w->batch == 1;
     pick_share(w, m, prm->pcyclic_rv_host_columns, rv_avail, modelled, rv_phase_s, rv);
     pick_share(w, m, prm->pcyclic_qt_host_rows, qt_avail, modelled, qt_phase_s, qt);
     w->rv_host = rv->h;

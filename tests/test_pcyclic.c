@@ -778,8 +778,6 @@ static void test_workspace_reuse(void **state)
     bcl_destroy(ctx);
 }
 
-/* Singular and NaN problems mid-batch: LAPACK's index in info, zeros in their inverse, and the
- * neighbours bit for bit what a clean batch gives. */
 /* shares forced (rv, qt), the plan stating want_rv and want_qt (the counts after clamping) */
 static void check_shares(bcl_context *ctx, int method, int dbl, int kind, int n, int p,
                          size_t batch, int cv, int rv, int qt, int want_rv, int want_qt,
@@ -851,9 +849,18 @@ static void test_host_shares(void **state)
     use_shares(ctx, 1, 4, -1, -1, 2);
     check_batch(ctx, 0, 0, 0, 20, 6, 1, "the column version's host share, float");
     check_batch(ctx, 1, 1, 0, 12, 9, 3, "the column version's host share, a batch");
+    /* all three shares in one call (the stage used three times), in float and in a batch */
+    use_shares(ctx, 1, 3, 2, 2, 2);
+    check_batch(ctx, 1, 2, GRID_COND, 10, 8, 1, "all three host shares");
+    if (!strstr(bcl_last_kernel(ctx), "R^-1 by rows 2 block columns (from 3, forced), Q^T 2 block "
+                                      "rows, forced, the column version 2 block rows, forced"))
+        fail_msg("expected all three shares in: %s", bcl_last_kernel(ctx));
+    check_batch(ctx, 0, 0, 0, 20, 6, 2, "all three host shares, float, a batch");
     bcl_destroy(ctx);
 }
 
+/* Singular and NaN problems mid-batch: LAPACK's index in info, zeros in their inverse, and the
+ * neighbours bit for bit what a clean batch gives. */
 static void test_failure_isolation(void **state)
 {
     (void)state;
@@ -863,7 +870,8 @@ static void test_failure_isolation(void **state)
         const int method = run <= 3 ? run : run == 4 ? 1 : 3, shares = run > 3 ? 2 : -1;
         if (method != 2 && !bcl_pcyclic_has_clblast())
             continue;
-        use_shares(ctx, method, 0, shares, shares, shares);
+        /* with the shares, j_F = 3 (method 1): the column version's share is 2 block rows */
+        use_shares(ctx, method, shares > 0 ? 3 : 0, shares, shares, shares);
         const int n = 6, p = 5;
         const size_t batch = 6, blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
         double *A = malloc(sizeof *A * blocks * batch), *B = malloc(sizeof *B * blocks * batch);
@@ -922,7 +930,7 @@ static void test_device_buffers(void **state)
             continue;
         /* single precision with clBLAST is covered in numerics: its kernels compile once */
         for (int dbl = method == 1; dbl < 2; ++dbl) {
-            use_shares(ctx, method, 0, shares, shares, shares);
+            use_shares(ctx, method, shares > 0 ? 2 : 0, shares, shares, shares);
             const int n = 7, p = 4;
             const size_t batch = 3, blocks = (size_t)p * n * n, N = (size_t)n * p, NN = N * N;
             const size_t off = 3, es = dbl ? 8 : 4;
@@ -1178,6 +1186,16 @@ static void test_model(void **state)
                 fail_msg("expected \"%s\", \"%s\" and \"%s\" in: %s", want_rv, want_qt, want_model,
                          plan);
         }
+    /* method 1 at j_F = 4 with an instant host (panel step too): the model takes every block of
+     * the column version (3 block rows), the row version (3 block columns) and Q^T (7) */
+    write_model_file(ctx, dir, &d, d.driver_version, 10, 1e-9, instant);
+    TU_STATUS(ctx, BCL_SUCCESS, bcl_set_tuning_path(ctx, dir));
+    use_shares(ctx, 1, 4, 0, 0, 0);
+    check_batch(ctx, 1, 0, 0, 10, 8, 1, "the model's three host shares");
+    if (!strstr(bcl_last_kernel(ctx), "R^-1 by rows 3 block columns (from 4, modelled") ||
+        !strstr(bcl_last_kernel(ctx), "Q^T 7 block rows (modelled") ||
+        !strstr(bcl_last_kernel(ctx), "the column version 3 block rows (modelled"))
+        fail_msg("expected the model to take every block in: %s", bcl_last_kernel(ctx));
     use_method(ctx, 1, 0);
     /* another n or precision is not in the file: the cache or a measurement */
     check_batch(ctx, 0, 0, 0, 10, 8, 1, "model, float");
