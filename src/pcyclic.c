@@ -383,7 +383,8 @@ typedef struct {
 } bsofi;
 
 /* The workspace's device buffers (about 12 N n + 20 n^2 values with the device panels, up to
- * 20 n^2 more for the panel slots of BSOF on two queues, 11 N n with the host's), kept in the
+ * 20 n^2 more for the panel slots of BSOF on two queues, 11 N n with the host's; the host's
+ * shares add their stage, h n (N + 4n(p-1)) values for h block rows of Q^T), kept in the
  * context between calls until bcl_destroy (BATCHCL_PCYCLIC_KEEP=0: released after each call).
  * Allocating and releasing them in every call cost 1.2-1.6 ms a call on the H100 at n = 256, 512
  * and 1024. Reusing them is safe because bsofi_release waits for all three queues; within a call
