@@ -890,13 +890,14 @@ static bcl_status timeline_mark(bsofi *w, const char *name)
  * the whole inversion n = 128 / 192 / 256 3.1 / 3.0 / 1.8 % faster, n = 512 (p = 19) the same;
  * at n = 256 groups of 3, 4 and 8 took 0.5-1.2 % longer than 6, 9 and 10 the same */
 #define RV_GROUP_DEFAULT 6
-/* ---- the host's shares: BSOFTRI's l_i and BSOI's l_k (the paper's eqs. (5)-(6)) ----
+/* ---- the host's shares: BSOFTRI's l_j and l_i, BSOI's l_k (the paper's eqs. (5)-(6)) ----
  * The host computes some blocks with BLAS while the device computes the others. Each share is a
  * fixed set for the whole phase rather than the paper's split per iteration: here the device does
  * a whole block row (or pair of block columns) in one launch, so a split per iteration would move
- * blocks across the link every iteration and save the device nothing but flops. The row version's
- * share is block columns j_F .. j_F+h-1 (a column's rows need only that column and the row
- * multipliers), the Q^T application's block rows 0 .. h-1 (each row of R^-1 Q^T is its own).
+ * blocks across the link every iteration and save the device nothing but flops. The column
+ * version's share is block rows 0 .. h-1 of its columns (a row runs along the columns), the row
+ * version's block columns max(j_F, 1) .. +h-1 (a column's rows need only that column and the
+ * row multipliers), the Q^T application's block rows 0 .. h-1 (each row of R^-1 Q^T is its own).
  * Their reads and writes go on a side queue beside the main queue's products. */
 typedef struct {
     double *a;          /* host doubles: the blocks the host computes, then the factors it reads */
