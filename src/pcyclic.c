@@ -296,8 +296,8 @@ typedef struct {
      * forces either (own: the portable build elsewhere, for tests; BATCHCL_CLBLAST_FAIL: clBLAST) */
     int own_gemm, gemm_tensor;
     int gemm_pair; /* gemm_pair's two products in one gemm.cl launch */
-    /* the host's shares (host_rv_columns, host_qt_rows): block columns jF .. jF+rv_host-1 of the
-     * row version and block rows 0 .. qt_host-1 of the Q^T application, by BLAS on the host */
+    /* the host's shares (host_rv_start, host_qt_start): block columns max(jF, 1) .. +rv_host-1 of
+     * the row version and block rows 0 .. qt_host-1 of the Q^T application, by BLAS on the host */
     int rv_host, qt_host;
     int cv_host; /* method 1: block rows 0 .. cv_host-1 of the column version's columns on the
                   * host (host_cv_column), beside its panels */
@@ -905,7 +905,6 @@ typedef struct {
     cl_mem stage;       /* the same on the device, packed (WS_SHARE) */
     size_t elems;
     cl_event formed, read_done;
-    double t0; /* when its products started */
 } host_share;
 
 static void to_double(const void *src, int dbl, size_t count, double *dst);
@@ -937,13 +936,11 @@ static bcl_status stage_copy(bsofi *w, host_share *sh, int to_stage, cl_mem buf,
 {
     const size_t es = w->es, o_buf[3] = {off * es, 0, 0}, o_stage[3] = {stage_off * es, 0, 0},
                  region[3] = {rows * es, cols, 1};
-    const cl_int err =
-        to_stage ? clEnqueueCopyBufferRect(side_queue(w), buf, sh->stage, o_buf, o_stage, region,
-                                           ld * es, 0, stage_ld * es, 0, sh->formed ? 1 : 0,
-                                           sh->formed ? &sh->formed : NULL, done)
-                 : clEnqueueCopyBufferRect(side_queue(w), sh->stage, buf, o_stage, o_buf, region,
-                                           stage_ld * es, 0, ld * es, 0, sh->formed ? 1 : 0,
-                                           sh->formed ? &sh->formed : NULL, done);
+    const cl_int err = clEnqueueCopyBufferRect(
+        side_queue(w), to_stage ? buf : sh->stage, to_stage ? sh->stage : buf,
+        to_stage ? o_buf : o_stage, to_stage ? o_stage : o_buf, region,
+        (to_stage ? ld : stage_ld) * es, 0, (to_stage ? stage_ld : ld) * es, 0, sh->formed ? 1 : 0,
+        sh->formed ? &sh->formed : NULL, done);
     return err == CL_SUCCESS ? BCL_SUCCESS
                              : bcl_cl_fail(w->ctx, err, "staging the blocks of the host's share");
 }
@@ -999,8 +996,7 @@ static bcl_status share_wait(bsofi *w, host_share *sh)
     if (err != CL_SUCCESS)
         return bcl_cl_fail(w->ctx, err, "reading the blocks of the host's share");
     to_double(sh->raw, w->dbl, sh->elems, sh->a);
-    sh->t0 = seconds_now(); /* the products from here */
-    w->share_s[0] += sh->t0 - t0;
+    w->share_s[0] += seconds_now() - t0;
     return BCL_SUCCESS;
 }
 
@@ -1015,7 +1011,6 @@ static bcl_status share_end(bsofi *w, host_share *sh, bcl_status s, cl_mem dst, 
     cl_event written = NULL;
     const double t_end = seconds_now();
     if (s == BCL_SUCCESS) {
-        w->share_s[1] += t_end - sh->t0;
         from_double(sh->a, w->dbl, rows * cols, sh->raw);
         const cl_int err = clEnqueueWriteBuffer(q, sh->stage, CL_TRUE, 0, w->es * rows * cols,
                                                 sh->raw, 0, NULL, NULL);
@@ -1068,6 +1063,7 @@ static bcl_status host_rv_finish(bsofi *w, cl_mem H, size_t offH, host_share *sh
     if (s == BCL_SUCCESS && sh->read_done)
         s = share_wait(w, sh);
     if (s == BCL_SUCCESS) {
+        const double t0 = seconds_now();
         double *X = sh->a, *M = sh->a + nx;
         for (int i = c1 - 2; i >= 0; --i) {
             const int lo = i + 1 > c0 ? i + 1 : c0;
@@ -1075,6 +1071,7 @@ static bcl_status host_rv_finish(bsofi *w, cl_mem H, size_t offH, host_share *sh
             dgemm('N', 'N', n, (c1 - lo) * n, n, 1.0, M + (size_t)i * nn, n, col + (size_t)(i + 1) * n,
                   (int)L, 0.0, col + (size_t)i * n, (int)L);
         }
+        w->share_s[1] += seconds_now() - t0;
     }
     return share_end(w, sh, s, H, offH + block_at(w, 0, c0), w->N, L, (size_t)(c1 - c0) * n);
 }
@@ -1105,6 +1102,7 @@ static bcl_status host_qt_finish(bsofi *w, cl_mem H, size_t offH, host_share *sh
     if (s == BCL_SUCCESS && sh->read_done)
         s = share_wait(w, sh);
     if (s == BCL_SUCCESS) { /* the last block column times Q^(p)T, then pairs k, k+1 times Q^(k)T */
+        const double t0 = seconds_now();
         double *X = sh->a;
         const double *Q = sh->a + nx;
         double *last = X + (size_t)(p - 1) * n * r0;
@@ -1116,6 +1114,7 @@ static bcl_status host_qt_finish(bsofi *w, cl_mem H, size_t offH, host_share *sh
                   r0);
             memcpy(pair, T, sizeof *T * (size_t)r0 * 2 * n);
         }
+        w->share_s[1] += seconds_now() - t0;
     }
     free(T);
     return share_end(w, sh, s, H, offH, (size_t)N, (size_t)r0, (size_t)N);
@@ -1164,16 +1163,20 @@ static void host_cv_column(bsofi *w, host_share *sh, int k)
 /* the rows into H (its diagonal blocks as the device has them), the main queue waiting for them */
 static bcl_status host_cv_end(bsofi *w, host_share *sh, bcl_status s, cl_mem H, size_t offH)
 {
-    sh->t0 = seconds_now(); /* the products were counted column by column */
     return share_end(w, sh, s, H, offH, (size_t)w->N, (size_t)w->cv_host * w->n,
                      (size_t)w->jF * w->n);
 }
 
-/* the rows in groups: j_F = 0 (no column version), no host share of the row version, and two
- * groups or more */
+/* the rows could go in groups: j_F = 0 (no column version) and two groups or more */
+static int row_groups_fit(const bsofi *w)
+{
+    return w->jF == 0 && w->rv_group >= 2 && (w->p - 1) / 2 >= w->rv_group;
+}
+
+/* ... and go so: the host takes no share of the row version */
 static int row_groups_used(const bsofi *w)
 {
-    return w->jF == 0 && w->rv_host == 0 && w->rv_group >= 2 && (w->p - 1) / 2 >= w->rv_group;
+    return w->rv_host == 0 && row_groups_fit(w);
 }
 
 /* BSTRI_RV's rows in groups of gs = w->rv_group (j_F = 0), after the multipliers Xt_i are in dS,
@@ -1352,7 +1355,7 @@ static bcl_status invert_rows(bsofi *w, cl_mem H, size_t offH)
 static bcl_status apply_qt(bsofi *w, cl_mem H, size_t offH)
 {
     const size_t n = (size_t)w->n, N = (size_t)w->N, p = (size_t)w->p, col = n * N;
-    const size_t r0 = (size_t)w->qt_host * n; /* rows above r0: the host's (host_qt_rows) */
+    const size_t r0 = (size_t)w->qt_host * n; /* rows above r0: the host's (host_qt_start) */
     const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
     /* Y into slot 1 */
     bcl_status s = gemm(w, no, tr, N - r0, n, n, 1.0, H, offH + (p - 1) * col + r0, N, w->dQ,
@@ -2244,7 +2247,7 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
     const CLBlastTranspose no = CLBlastTransposeNo, tr = CLBlastTransposeYes;
     const cl_command_queue main_q = w->q;
     cl_event left_done[2] = {NULL, NULL}, right_done[3] = {NULL, NULL, NULL};
-    const size_t r0 = (size_t)w->qt_host * n; /* rows above r0: the host's (host_qt_rows) */
+    const size_t r0 = (size_t)w->qt_host * n; /* rows above r0: the host's (host_qt_start) */
     /* Y = X_p-1 Q^(p)T into slot (p-1) % slots */
     bcl_status s = gemm(w, no, tr, N - r0, n, n, 1.0, H, offH + (p - 1) * col + r0, N, w->dQ,
                         (p - 1) * 4 * w->nn, n, 0.0, w->dT, (p - 1) % slots * col + r0, N);
@@ -2302,7 +2305,7 @@ static bcl_status apply_qt_halves(bsofi *w, cl_mem H, size_t offH)
 }
 
 /* H^-1 = R^-1 Q^T by the scheme qt_halves names; the host's block rows beside it
- * (host_qt_rows) */
+ * (host_qt_start) */
 static bcl_status apply_q_transpose(bsofi *w, cl_mem H, size_t offH)
 {
     host_share share = {0};
@@ -2961,6 +2964,19 @@ static void measure_host_gemm(int n, bcl_pcyclic_model *m)
                   &m->host_gemm_flops, &m->host_gemm_call_s);
 }
 
+static bcl_status measure_link(bsofi *w, bcl_pcyclic_model *m);
+
+/* the host shares' constants (host GEMM, link) into m; where the link cannot be timed, none (the
+ * host then takes no share unless told to) */
+static void measure_share_constants(bsofi *w, bcl_pcyclic_model *m)
+{
+    measure_host_gemm(w->n, m);
+    if (measure_link(w, m) != BCL_SUCCESS) {
+        m->host_gemm_flops = m->host_gemm_call_s = m->link_bytes_s = m->link_call_s = 0;
+        bcl_clear_error(w->ctx);
+    }
+}
+
 /* the link: blocking writes and reads of 256 KiB and 16 MiB from pageable host memory (what the
  * shares use), the medians; rate from the difference, cost per transfer from the smaller */
 static bcl_status measure_link(bsofi *w, bcl_pcyclic_model *m)
@@ -2969,10 +2985,8 @@ static bcl_status measure_link(bsofi *w, bcl_pcyclic_model *m)
     unsigned char *host = calloc(large, 1);
     cl_int err = CL_SUCCESS;
     cl_mem buf = host ? clCreateBuffer(w->ctx->cl, CL_MEM_READ_WRITE, large, NULL, &err) : NULL;
-    if (!host) {
-        free(host);
+    if (!host)
         return bcl_fail(w->ctx, BCL_OUT_OF_MEMORY, "%s: out of host memory", w->fn);
-    }
     double t[2][MODEL_REPS];
     const size_t bytes[2] = {small, large};
     for (int r = -1; r < MODEL_REPS && err == CL_SUCCESS; ++r)
@@ -3064,11 +3078,7 @@ static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
     const double n3 = 2.0 * n * n * (double)n;
     rate_and_call(n3 * js[0], n3 * js[1], t[0][MODEL_REPS / 2], t[1][MODEL_REPS / 2],
                   &m->dev_gemm_flops, &m->dev_gemm_call_s);
-    measure_host_gemm(n, m);
-    if (measure_link(w, m) != BCL_SUCCESS) { /* the rest stands; the host takes no share */
-        m->host_gemm_flops = m->host_gemm_call_s = m->link_bytes_s = m->link_call_s = 0;
-        bcl_clear_error(w->ctx);
-    }
+    measure_share_constants(w, m); /* a failure there leaves the rest standing */
     return BCL_SUCCESS;
 }
 
@@ -3142,11 +3152,7 @@ static const struct bcl_pcyclic_model_in_use *model_for(bsofi *w)
     } else if (!measure && (u.m.host_gemm_flops <= 0 || u.m.link_bytes_s <= 0)) {
         /* a file tuned before the host shares were modelled: their constants measured here */
         u.source = "tuning file, host GEMM and link measured";
-        measure_host_gemm(w->n, &u.m);
-        if (measure_link(w, &u.m) != BCL_SUCCESS) {
-            u.m.host_gemm_flops = u.m.host_gemm_call_s = u.m.link_bytes_s = u.m.link_call_s = 0;
-            bcl_clear_error(ctx);
-        }
+        measure_share_constants(w, &u.m);
     }
     if (u.m.dev_gemm_flops <= 0) {
         u.source = "measured";
@@ -3236,8 +3242,7 @@ static double rv_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h)
 {
     const int c0 = rv_share_first(w), c1 = c0 + h;
     if (h == 0)
-        return rv_device_s(w, m, w->jF, w->jF == 0 && w->rv_group >= 2 &&
-                                             (w->p - 1) / 2 >= w->rv_group);
+        return rv_device_s(w, m, w->jF, row_groups_fit(w));
     const double n = w->n, es = (double)w->es, n3 = 2 * n * n * n;
     /* one read of the stage: the columns' first c1 block rows and the multipliers */
     const double read = link_s(m, ((double)c1 * h + c1 - 1) * n * n * es);
