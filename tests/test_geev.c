@@ -299,12 +299,14 @@ static void test_mappings(void **state)
         free_batch(&b);
     }
     /* compiled for the exact n (the GPU build: the sweep steps' unrolled slices, the last one
-     * partial at n = 17, p = 4 and n = 30 with the widest SWB; the MWB QR step in global memory)
+     * partial at n = 17, p = 4 and n = 30 with the widest SWB; the MWB QR step in global memory;
+     * p = 2, the GPU table's QR step up to n = 12, where a work-item takes every other slice)
      * with eigenvectors, so that the Schur form and Z go through them too */
     const variant exact[] = {{"exact-n swb-p4", BCL_MAPPING_SWB, BCL_MAPPING_SWB, 4, 4, 0, 1},
                              {"exact-n swb-pW", BCL_MAPPING_SWB, BCL_MAPPING_SWB, 0, 0, 0, 1},
-                             {"exact-n mwb-p4", BCL_MAPPING_SWB, BCL_MAPPING_MWB, 4, 4, 0, 1}};
-    const int exact_n[] = {17, 30, 30};
+                             {"exact-n mwb-p4", BCL_MAPPING_SWB, BCL_MAPPING_MWB, 4, 4, 0, 1},
+                             {"exact-n swb-p2", BCL_MAPPING_SWB, BCL_MAPPING_SWB, 2, 2, 0, 1}};
+    const int exact_n[] = {17, 30, 30, 13};
     for (size_t v = 0; v < sizeof exact / sizeof exact[0]; ++v) {
         const int n = exact_n[v];
         ref_batch b = make_batch(n, 1, NULL, 0, 1, 5u + n + v);
