@@ -129,7 +129,7 @@ static void apply(bcl_context *ctx, const variant *v, int dbl)
  * BATCHCL_TEST_QUICK (the sanitizer pass), the small ones, the powers of two and their neighbours
  * (the kernels' size buckets, loop and padding boundaries) and the largest. The bound keeps the
  * suite's time independent of the device: PoCL reports a core's L2 cache as local memory, so a
- * CPU with 2 MiB of it takes syevd to n = 713 in float, and every n to there took 17 minutes of
+ * CPU with 2 MiB of it takes syevd to n = 713 in float, and every n to there took 15-17 minutes of
  * the release pass (the reference matrices cost O(n^3) each). */
 #define FULL_GRID_MAX 256
 static int in_grid(int n, int max_n)
