@@ -1110,8 +1110,15 @@ static bcl_status host_qt_finish(bsofi *w, cl_mem H, size_t offH, host_share *sh
         memcpy(last, T, sizeof *T * (size_t)r0 * n);
         for (int k = p - 2; k >= 0; --k) {
             double *pair = X + (size_t)k * n * r0;
-            dgemm('N', 'T', r0, 2 * n, 2 * n, 1.0, pair, r0, Q + (size_t)k * 4 * nn, 2 * n, 0.0, T,
-                  r0);
+            const double *Qk = Q + (size_t)k * 4 * nn;
+            /* block rows r > k still hold zeros in column k (R^-1 is block upper triangular and
+             * column k is first written here): their products take depth n, the second half of
+             * Q^(k)'s columns, as the device's do */
+            const int full = (k + 1 < w->qt_host ? k + 1 : w->qt_host) * n;
+            dgemm('N', 'T', full, 2 * n, 2 * n, 1.0, pair, r0, Qk, 2 * n, 0.0, T, r0);
+            if (full < r0)
+                dgemm('N', 'T', r0 - full, 2 * n, n, 1.0, pair + (size_t)n * r0 + full, r0,
+                      Qk + (size_t)n * 2 * n, 2 * n, 0.0, T + full, r0);
             memcpy(pair, T, sizeof *T * (size_t)r0 * 2 * n);
         }
         w->share_s[1] += seconds_now() - t0;
@@ -3252,7 +3259,8 @@ static double rv_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h)
 }
 
 /* the Q^T application's phase with the first h block rows on the host: block row r's products
- * take depth 2n at the p-1-r steps k >= r, n at the r others, and n for the last column's */
+ * take depth 2n at the p-1-r steps k >= r, n at the r others, and n for the last column's (on
+ * both sides; the host adds a call at each step k < h-1 for its rows below k) */
 static double qt_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h)
 {
     const double n = w->n, p = w->p, es = (double)w->es, n3 = 2 * n * n * n, t = p - h;
@@ -3262,7 +3270,8 @@ static double qt_phase_s(const bsofi *w, const bcl_pcyclic_model *m, int h)
     if (h == 0)
         return dev;
     const double read = link_s(m, h * n * w->N * es) + link_s(m, ((p - 1) * 4 + 1) * n * n * es);
-    const double products = p * m->host_gemm_call_s + h * ((p - 1) * 4 * n3 + n3) / m->host_gemm_flops;
+    const double products = (p + h - 1) * m->host_gemm_call_s +
+                            (h * ((p - 1) * 4 * n3 + n3) - h * (h - 1) * n3) / m->host_gemm_flops;
     return beside(w, dev, read + products) + link_s(m, h * n * w->N * es);
 }
 
