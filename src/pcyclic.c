@@ -2926,6 +2926,13 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* the median of MODEL_REPS timings (sorts them) */
+static double median_time(double *t)
+{
+    qsort(t, MODEL_REPS, sizeof *t, compare_doubles);
+    return t[MODEL_REPS / 2];
+}
+
 /* rate and cost per call from the median times t1, t2 of products of f1 < f2 flops: the rate from
  * the difference, taken as at least a tenth of the larger time (so that noise cannot make the
  * rate absurd where the call cost hides the difference), the cost per call from the smaller */
@@ -2964,10 +2971,8 @@ static void measure_host_gemm(int n, bcl_pcyclic_model *m)
                 t[i][r] = seconds_now() - t0;
         }
     free(a);
-    for (int i = 0; i < 2; ++i)
-        qsort(t[i], MODEL_REPS, sizeof t[i][0], compare_doubles);
     const double n3 = 2.0 * n * n * (double)n;
-    rate_and_call(n3 * js[0], n3 * js[1], t[0][MODEL_REPS / 2], t[1][MODEL_REPS / 2],
+    rate_and_call(n3 * js[0], n3 * js[1], median_time(t[0]), median_time(t[1]),
                   &m->host_gemm_flops, &m->host_gemm_call_s);
 }
 
@@ -3010,12 +3015,8 @@ static bcl_status measure_link(bsofi *w, bcl_pcyclic_model *m)
     free(host);
     if (err != CL_SUCCESS)
         return bcl_cl_fail(w->ctx, err, "timing transfers between the host and the device");
-    double med[2];
-    for (int i = 0; i < 2; ++i) {
-        qsort(t[i], MODEL_REPS, sizeof t[i][0], compare_doubles);
-        med[i] = t[i][MODEL_REPS / 2];
-    }
-    rate_and_call((double)small, (double)large, med[0], med[1], &m->link_bytes_s, &m->link_call_s);
+    rate_and_call((double)small, (double)large, median_time(t[0]), median_time(t[1]),
+                  &m->link_bytes_s, &m->link_call_s);
     return BCL_SUCCESS;
 }
 
@@ -3080,10 +3081,8 @@ static bcl_status measure_model(bsofi *w, bcl_pcyclic_model *m)
         clReleaseMemObject(buf);
     if (s != BCL_SUCCESS)
         return s;
-    for (int i = 0; i < 2; ++i)
-        qsort(t[i], MODEL_REPS, sizeof t[i][0], compare_doubles);
     const double n3 = 2.0 * n * n * (double)n;
-    rate_and_call(n3 * js[0], n3 * js[1], t[0][MODEL_REPS / 2], t[1][MODEL_REPS / 2],
+    rate_and_call(n3 * js[0], n3 * js[1], median_time(t[0]), median_time(t[1]),
                   &m->dev_gemm_flops, &m->dev_gemm_call_s);
     measure_share_constants(w, m); /* a failure there leaves the rest standing */
     return BCL_SUCCESS;
